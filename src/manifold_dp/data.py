@@ -1,0 +1,53 @@
+"""The papers' data generators (SPEC §6). Each takes ``rng=`` and returns a ``(n, ...)`` array."""
+
+import numpy as np
+from scipy.stats import ortho_group, wishart
+
+from ._random import as_generator
+from .manifolds import KendallShape2D, SPDAffineInvariant, Sphere
+
+
+def wishart_spd(n, k=2, *, scale=None, df=2, max_radius=1.5, rng=None):
+    """Wishart ``W(scale, df)`` draws kept only when ``ρ_AI(X, I) < max_radius`` (2021 App. A.2.1).
+
+    Default ``scale = I/2``, ``df = 2`` as in the paper (requires ``df ≥ k``)."""
+    rng = as_generator(rng)
+    scale = np.eye(k) / 2 if scale is None else np.asarray(scale, float)
+    if df < k:
+        raise ValueError(f"df must be >= k={k}, got {df!r}")
+    spd = SPDAffineInvariant(k)
+    out = []
+    while sum(len(o) for o in out) < n:
+        draws = np.asarray(wishart(df=df, scale=scale).rvs(size=max(2 * n, 16), random_state=rng)).reshape(-1, k, k)
+        out.append(draws[spd.dist(np.eye(k), draws) < max_radius])
+    return np.concatenate(out)[:n]
+
+
+def sphere_cap(n, *, radius=np.pi / 8, dim=2, rng=None):
+    """Points at polar angle ``U[0, radius]`` from the north pole, direction uniform (2021 A.3.1).
+
+    On ``S²`` the direction is the azimuth ``U[0, 2π)`` of the paper."""
+    rng = as_generator(rng)
+    s = Sphere(dim)
+    u = s.random_unit_tangent(s.origin, size=n, rng=rng)
+    return s.exp(s.origin, u * rng.uniform(0.0, radius, size=(n, 1)))
+
+
+def eigen_spd(n, k, *, r=0.25, rng=None):
+    """Eigenvalues ``U[e^−r, e^r]`` and Haar eigenvectors (2023 §6): in ``B_(√k r)(I)``."""
+    rng = as_generator(rng)
+    lam = rng.uniform(np.exp(-r), np.exp(r), size=(n, k))
+    if k == 1:
+        return lam[:, :, None]
+    u = ortho_group.rvs(k, size=n, random_state=rng).reshape(n, k, k)
+    return np.einsum("nij,nj,nkj->nik", u, lam, u)
+
+
+def noisy_shapes(template, n, *, noise=0.05, rng=None):
+    """Pre-shapes of ``template`` (real ``(k, 2)`` or complex ``(k,)``) plus iid Gaussian
+    landmark noise of standard deviation ``noise`` (relative to the template's size)."""
+    rng = as_generator(rng)
+    kendall = KendallShape2D(np.asarray(KendallShape2D.to_complex(template)).shape[-1])
+    t = kendall.preshape(template)
+    z = t + noise / np.sqrt(2 * t.size) * (rng.standard_normal((n, t.size)) + 1j * rng.standard_normal((n, t.size)))
+    return kendall.preshape(z)

@@ -1,0 +1,75 @@
+"""Batched matrix functions of symmetric matrices, all through ``eigh``.
+
+Every function takes arrays of shape ``(..., k, k)`` and broadcasts over the leading axes.
+"""
+
+import numpy as np
+
+
+def sym(a):
+    """Symmetric part ``(a + aᵀ)/2`` of ``(..., k, k)`` matrices."""
+    return 0.5 * (a + np.swapaxes(a, -1, -2))
+
+
+def eig_apply(w, u, values):
+    """``u diag(values) uᵀ`` for eigen-pairs from ``eigh`` (the inverse of a decomposition)."""
+    return np.einsum("...ij,...j,...kj->...ik", u, values, u)
+
+
+def funm_sym(a, func):
+    """``f(a)`` for symmetric ``a`` with ``f`` applied to the eigenvalues."""
+    w, u = np.linalg.eigh(a)
+    return eig_apply(w, u, func(w))
+
+
+def expm_sym(a):
+    """Matrix exponential of symmetric matrices."""
+    return funm_sym(a, np.exp)
+
+
+def logm_spd(a):
+    """Principal matrix logarithm of SPD matrices."""
+    return funm_sym(a, np.log)
+
+
+def sqrtm_spd(a):
+    """Square root and inverse square root of SPD matrices, from one decomposition."""
+    w, u = np.linalg.eigh(a)
+    s = np.sqrt(w)
+    return eig_apply(w, u, s), eig_apply(w, u, 1.0 / s)
+
+
+def vecd(s):
+    """Isometry ``Sym(k) → R^(k(k+1)/2)``: ``[diag(S), √2·upper(S)]`` (Frobenius → Euclidean)."""
+    k = s.shape[-1]
+    iu = np.triu_indices(k, 1)
+    return np.concatenate([np.diagonal(s, axis1=-2, axis2=-1), np.sqrt(2.0) * s[..., iu[0], iu[1]]], axis=-1)
+
+
+def invvecd(v, k):
+    """Inverse of :func:`vecd`."""
+    v = np.asarray(v)
+    out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)
+    idx = np.arange(k)
+    out[..., idx, idx] = v[..., :k]
+    iu = np.triu_indices(k, 1)
+    off = v[..., k:] / np.sqrt(2.0)
+    out[..., iu[0], iu[1]] = off
+    out[..., iu[1], iu[0]] = off
+    return out
+
+
+def vech(s):
+    """Upper triangle of ``(..., k, k)`` matrices, row by row (the 2021 paper's ``vech``)."""
+    iu = np.triu_indices(s.shape[-1])
+    return s[..., iu[0], iu[1]]
+
+
+def invvech(v, k):
+    """Inverse of :func:`vech` for symmetric matrices."""
+    v = np.asarray(v)
+    out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)
+    iu = np.triu_indices(k)
+    out[..., iu[0], iu[1]] = v
+    out[..., iu[1], iu[0]] = v
+    return out

@@ -1,0 +1,56 @@
+"""Euclidean space ``R^d``: the flat reference every other space is checked against."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import as_generator
+from .base import Manifold
+
+
+@dataclass(frozen=True)
+class Euclidean(Manifold):
+    """``R^d`` with the standard inner product. Points and tangent vectors: ``(..., d)``."""
+
+    dim: int
+
+    def __post_init__(self):
+        _check_dim(self.dim, "dim", 1)
+
+    point_shape = property(lambda self: (self.dim,))
+    curvature_bounds = (0.0, 0.0)
+    injectivity_radius = np.inf
+    origin = property(lambda self: np.zeros(self.dim))
+
+    def exp(self, x, v):
+        return np.asarray(x) + np.asarray(v)
+
+    def log(self, x, y):
+        return np.asarray(y) - np.asarray(x)
+
+    def inner(self, x, u, v):
+        return np.sum(np.asarray(u) * np.asarray(v), axis=-1)
+
+    def dist(self, x, y):
+        return np.linalg.norm(np.asarray(y) - np.asarray(x), axis=-1)
+
+    def _checks(self, x, atol):
+        return []
+
+    def project(self, x):
+        return np.asarray(x, dtype=float)
+
+    def random_unit_tangent(self, x, size=None, rng=None):
+        g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim,))
+        return g / np.linalg.norm(g, axis=-1, keepdims=True)
+
+    def log_volume_ratio(self, rho):
+        """``log(J(ρ)/ρ^(d−1))`` for the polar volume density ``J``: zero on flat space."""
+        return np.zeros_like(np.asarray(rho, dtype=float))
+
+    radial_range = (0.0, np.inf)
+
+
+def _check_dim(value, name, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")

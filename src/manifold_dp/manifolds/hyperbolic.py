@@ -1,0 +1,104 @@
+"""Hyperbolic space ``H^d`` in the hyperboloid model (hyperbolic embeddings), curvature −1."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import as_generator
+from .base import Manifold
+from .euclidean import _check_dim
+
+
+def minkowski(u, v):
+    """``⟨u, v⟩_L = −u0 v0 + Σ ui vi`` over the last axis."""
+    u, v = np.asarray(u, float), np.asarray(v, float)
+    return np.sum(u[..., 1:] * v[..., 1:], axis=-1) - u[..., 0] * v[..., 0]
+
+
+def _sinh_ratio(t):
+    """``sinh t / t`` with its Taylor branch at 0."""
+    t = np.asarray(t, dtype=float)
+    small = np.abs(t) < 1e-4
+    safe = np.where(small, 1.0, t)
+    return np.where(small, 1.0 + t * t / 6.0, np.sinh(safe) / safe)
+
+
+@dataclass(frozen=True)
+class Hyperbolic(Manifold):
+    """``{x ∈ R^(d+1): ⟨x,x⟩_L = −1, x0 > 0}``; metric ``⟨u,v⟩_L`` on tangent spaces.
+
+    ``exp_x(v) = cosh‖v‖ x + sinh‖v‖ v/‖v‖``; ``log_x(y) = θ (y + ⟨x,y⟩x)/‖y + ⟨x,y⟩x‖``,
+    ``θ = arccosh(−⟨x,y⟩_L)``, computed as ``2 asinh(‖x−y‖_L / 2)`` for accuracy near 0.
+    """
+
+    dim: int
+
+    def __post_init__(self):
+        _check_dim(self.dim, "dim", 1)
+
+    point_shape = property(lambda self: (self.dim + 1,))
+    curvature_bounds = (-1.0, -1.0)
+    injectivity_radius = np.inf
+    radial_range = (0.0, np.inf)
+
+    @property
+    def origin(self):
+        e = np.zeros(self.dim + 1)
+        e[0] = 1.0
+        return e
+
+    def inner(self, x, u, v):
+        return minkowski(u, v)
+
+    def dist(self, x, y):
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        d = x - y
+        return 2.0 * np.arcsinh(0.5 * np.sqrt(np.maximum(minkowski(d, d), 0.0)))
+
+    def exp(self, x, v):
+        x, v = np.asarray(x, float), np.asarray(v, float)
+        t = np.sqrt(np.maximum(minkowski(v, v), 0.0))[..., None]
+        return self.project(np.cosh(t) * x + _sinh_ratio(t) * v)
+
+    def log(self, x, y):
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        theta = self.dist(x, y)[..., None]
+        w = y + minkowski(x, y)[..., None] * x
+        # ‖w‖_L = sinh θ, so log = θ/sinh θ · w
+        return w / _sinh_ratio(theta)
+
+    def _checks(self, x, atol):
+        q = minkowski(x, x)
+        scale = np.maximum(1.0, x[..., 0] ** 2)
+        return [
+            (x[..., 0] > 0, "first coordinate must be positive (upper sheet)"),
+            (np.abs(q + 1.0) <= atol * scale, f"Minkowski norm differs from -1 by more than {atol:g} (relative)"),
+        ]
+
+    def project(self, x):
+        """Recompute ``x0 = √(1 + ‖x̄‖²)`` from the space-like part."""
+        x = np.array(x, dtype=float, copy=True)
+        x[..., 0] = np.sqrt(1.0 + np.sum(x[..., 1:] ** 2, axis=-1))
+        return x
+
+    def boost(self, x, y):
+        """The Lorentz boost taking ``e0`` to ``x``, applied to ``y`` (a point or a vector).
+
+        ``B = [[x0, x̄ᵀ], [x̄, I + x̄x̄ᵀ/(1+x0)]]`` preserves ``⟨·,·⟩_L``, so it is an isometry
+        of ``H^d`` and maps ``T_e0`` onto ``T_x``."""
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        xs, x0 = x[..., 1:], x[..., :1]
+        ys, y0 = y[..., 1:], y[..., :1]
+        dot = np.sum(xs * ys, axis=-1, keepdims=True)
+        return np.concatenate([x0 * y0 + dot, xs * y0 + ys + xs * dot / (1.0 + x0)], axis=-1)
+
+    def random_unit_tangent(self, x, size=None, rng=None):
+        x = np.asarray(x, float)
+        g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim,))
+        g /= np.linalg.norm(g, axis=-1, keepdims=True)
+        v0 = np.concatenate([np.zeros(g.shape[:-1] + (1,)), g], axis=-1)
+        return self.boost(x, v0)
+
+    def log_volume_ratio(self, rho):
+        """``log(J(ρ)/ρ^(d−1)) = (d−1) log(sinh ρ/ρ)`` (≥ 0: no Gamma envelope without a shift)."""
+        return (self.dim - 1) * np.log(_sinh_ratio(np.asarray(rho, float)))

@@ -1,0 +1,133 @@
+"""Kendall's shape space of planar configurations with ``k`` landmarks, ``CP^(k−2)``.
+
+A configuration ``z ∈ C^k`` (or real ``(k, 2)``) is centred and scaled to a pre-shape ``x``
+(``Σ x_j = 0``, ``‖x‖ = 1``); shapes are pre-shapes modulo rotation ``x ~ e^(iφ) x``. Points are
+complex arrays ``(..., k)``; tangent vectors are horizontal: ``Σ v_j = 0`` and ``⟨x, v⟩ = 0``
+(Hermitian). Fubini–Study metric: curvature in ``[1, 4]``, injectivity radius ``π/2``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import as_generator
+from .base import Manifold
+from .euclidean import _check_dim
+from .sphere import _sin_over, _sinc_ratio
+
+
+def hermitian(x, y):
+    """``⟨x, y⟩ = Σ conj(x_j) y_j`` over the last axis."""
+    return np.sum(np.conj(x) * y, axis=-1)
+
+
+@dataclass(frozen=True)
+class KendallShape2D(Manifold):
+    """Planar shapes of ``k_landmarks ≥ 3`` points; ``dim = 2k − 4``.
+
+    Align ``y* = y e^(−i arg⟨x,y⟩)``; ``θ = arccos|⟨x,y⟩|``;
+    ``log_x(y) = θ (y* − cos θ x)/‖y* − cos θ x‖``; ``exp_x(v) = cos‖v‖ x + sin‖v‖ v/‖v‖``.
+    Outputs are pre-shapes; two pre-shapes are the same shape when ``dist`` is 0.
+    """
+
+    k_landmarks: int
+    dtype = np.complex128
+    curvature_bounds = (1.0, 4.0)
+    injectivity_radius = np.pi / 2
+    radial_range = (0.0, np.pi / 2)
+
+    def __post_init__(self):
+        _check_dim(self.k_landmarks, "k_landmarks", 3)
+
+    point_shape = property(lambda self: (self.k_landmarks,))
+    dim = property(lambda self: 2 * self.k_landmarks - 4)
+
+    @property
+    def origin(self):
+        """The regular ``k``-gon."""
+        k = self.k_landmarks
+        return np.exp(2j * np.pi * np.arange(k) / k) / np.sqrt(k)
+
+    @staticmethod
+    def to_complex(z):
+        """Real landmarks ``(..., k, 2)`` → complex ``(..., k)``; complex input passes through."""
+        z = np.asarray(z)
+        if np.iscomplexobj(z):
+            return z.astype(np.complex128)
+        if z.ndim < 2 or z.shape[-1] != 2:
+            raise ValueError(f"real landmark arrays must have shape (..., k, 2), got {z.shape}")
+        return z[..., 0].astype(float) + 1j * z[..., 1].astype(float)
+
+    def preshape(self, z):
+        """Centre and scale configurations to pre-shapes. Degenerate ones become NaN."""
+        z = self.to_complex(z)
+        z = z - z.mean(axis=-1, keepdims=True)
+        nrm = np.linalg.norm(z, axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(nrm > 0, z / np.where(nrm > 0, nrm, 1.0), np.nan)
+
+    def to_landmarks(self, x):
+        """Complex ``(..., k)`` → real ``(..., k, 2)``."""
+        x = np.asarray(x)
+        return np.stack([x.real, x.imag], axis=-1)
+
+    def align(self, x, y):
+        """Rotate ``y`` to the optimal position against ``x``: ``⟨x, y*⟩`` real and ≥ 0."""
+        c = hermitian(x, y)[..., None]
+        return y * np.exp(-1j * np.angle(c))
+
+    def inner(self, x, u, v):
+        return np.real(hermitian(u, v))
+
+    def dist(self, x, y):
+        x, y = np.asarray(x, complex), np.asarray(y, complex)
+        ys = self.align(x, y)
+        # 2·atan2(‖x − y*‖, ‖x + y*‖) = arccos⟨x, y*⟩, accurate near 0 and π/2
+        return 2.0 * np.arctan2(np.linalg.norm(x - ys, axis=-1), np.linalg.norm(x + ys, axis=-1))
+
+    def log(self, x, y):
+        x, y = np.asarray(x, complex), np.asarray(y, complex)
+        ys = self.align(x, y)
+        theta = self.dist(x, y)[..., None]
+        v = _sinc_ratio(theta) * (ys - np.cos(theta) * x)
+        # remove rounding drift out of the horizontal space
+        v = v - v.mean(axis=-1, keepdims=True)
+        return v - hermitian(x, v)[..., None] * x
+
+    def exp(self, x, v):
+        x, v = np.asarray(x, complex), np.asarray(v, complex)
+        t = np.linalg.norm(v, axis=-1, keepdims=True)
+        return self.project(np.cos(t) * x + _sin_over(t) * v)
+
+    def _checks(self, x, atol):
+        return [
+            (np.abs(np.sum(x, axis=-1)) <= atol, f"landmarks not centred to tolerance {atol:g}"),
+            (np.abs(np.linalg.norm(x, axis=-1) - 1.0) <= atol, f"norm differs from 1 by more than {atol:g}"),
+        ]
+
+    def project(self, x):
+        return self.preshape(np.asarray(x, complex))
+
+    def random_unit_tangent(self, x, size=None, rng=None):
+        x = np.asarray(x, complex)
+        rng = as_generator(rng)
+        shape = self._out_shape(x, size) + (self.k_landmarks,)
+        g = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        g = g - g.mean(axis=-1, keepdims=True)
+        g = g - hermitian(x, g)[..., None] * x
+        return g / np.linalg.norm(g, axis=-1, keepdims=True)
+
+    def log_volume_ratio(self, rho):
+        """``log(J(ρ)/ρ^(d−1))`` with ``J = sin^(2m−1)ρ cos ρ``, ``m = k−2`` (≤ 0 on ``[0, π/2]``)."""
+        rho = np.asarray(rho, float)
+        m = self.k_landmarks - 2
+        with np.errstate(divide="ignore"):
+            return (2 * m - 1) * np.log(np.maximum(_sin_over(rho), 0.0)) + np.log(np.maximum(np.cos(rho), 0.0))
+
+    def procrustes_mean(self, x, weights=None):
+        """Full Procrustes mean: leading eigenvector of ``Σ w_i x_i x_iᴴ`` (Kent 1994)."""
+        x = np.asarray(x, complex)
+        w = np.full(x.shape[0], 1.0 / x.shape[0]) if weights is None else np.asarray(weights, float)
+        s = np.einsum("n,ni,nj->ij", w, x, np.conj(x))
+        _, vecs = np.linalg.eigh(s)
+        return self.project(vecs[:, -1])

@@ -1,0 +1,114 @@
+"""Symmetric positive-definite matrices SPD(k) under two metrics (covariance matrices).
+
+``SPDAffineInvariant``: ``⟨u,v⟩_p = tr(p⁻¹u p⁻¹v)``, curvature in ``[−1/2, 0]``.
+``SPDLogEuclidean``: the pull-back of Frobenius through ``Logm``; flat. Tangent vectors of this
+metric are kept in log coordinates (symmetric matrices), as SPEC §1 prescribes.
+Points ``(..., k, k)``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import as_generator
+from ._matrix import expm_sym, invvecd, logm_spd, sqrtm_spd, sym
+from .base import Manifold
+from .euclidean import _check_dim
+
+
+class _SPD(Manifold):
+    point_shape = property(lambda self: (self.k, self.k))
+    dim = property(lambda self: self.k * (self.k + 1) // 2)
+    origin = property(lambda self: np.eye(self.k))
+    injectivity_radius = np.inf
+
+    def __post_init__(self):
+        _check_dim(self.k, "k", 1)
+
+    def _checks(self, x, atol):
+        scale = np.maximum(np.linalg.norm(x, axis=(-2, -1)), np.finfo(float).tiny)
+        asym = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1))
+        symmetric = asym <= atol * scale
+        w = np.linalg.eigvalsh(sym(x))
+        return [
+            (symmetric, f"not symmetric to relative tolerance {atol:g}"),
+            (w[..., 0] > 0, "not positive definite"),
+        ]
+
+    def project(self, x):
+        return sym(np.asarray(x, dtype=float))
+
+    def _random_sym_unit(self, shape, rng):
+        g = as_generator(rng).standard_normal(shape + (self.dim,))
+        g /= np.linalg.norm(g, axis=-1, keepdims=True)
+        return invvecd(g, self.k)
+
+
+@dataclass(frozen=True)
+class SPDAffineInvariant(_SPD):
+    """SPD(k) with the affine-invariant metric (Pennec et al. 2006).
+
+    ``exp_p(v) = p^½ Expm(p^−½ v p^−½) p^½``, ``log_p(q) = p^½ Logm(p^−½ q p^−½) p^½``,
+    ``ρ(p, q) = ‖Logm(p^−½ q p^−½)‖_F``. Invariant under ``p ↦ A p Aᵀ``.
+    """
+
+    k: int
+    curvature_bounds = (-0.5, 0.0)
+
+    @property
+    def laplace_integrability_constant(self):
+        """``c_k = ½ √(k(k²−1)/3)``: the Laplace law is integrable iff ``σ < 1/c_k``."""
+        k = self.k
+        return 0.5 * np.sqrt(k * (k * k - 1) / 3.0)
+
+    def exp(self, p, v):
+        s, si = sqrtm_spd(np.asarray(p, float))
+        return sym(s @ expm_sym(sym(si @ v @ si)) @ s)
+
+    def log(self, p, q):
+        s, si = sqrtm_spd(np.asarray(p, float))
+        return sym(s @ logm_spd(sym(si @ q @ si)) @ s)
+
+    def dist(self, p, q):
+        _, si = sqrtm_spd(np.asarray(p, float))
+        w = np.linalg.eigvalsh(sym(si @ np.asarray(q, float) @ si))
+        return np.sqrt(np.sum(np.log(w) ** 2, axis=-1))
+
+    def inner(self, p, u, v):
+        p = np.asarray(p, float)
+        a = np.linalg.solve(p, u)
+        b = np.linalg.solve(p, v)
+        return np.einsum("...ij,...ji->...", a, b)
+
+    def random_unit_tangent(self, p, size=None, rng=None):
+        s, _ = sqrtm_spd(np.asarray(p, float))
+        w = self._random_sym_unit(self._out_shape(p, size), rng)
+        return sym(s @ w @ s)
+
+
+@dataclass(frozen=True)
+class SPDLogEuclidean(_SPD):
+    """SPD(k) with the log-Euclidean metric (Arsigny et al. 2007): ``Logm`` is an isometry onto
+    ``(Sym(k), Frobenius)``. ``exp_p(v) = Expm(Logm p + v)``, ``log_p(q) = Logm q − Logm p``."""
+
+    k: int
+    curvature_bounds = (0.0, 0.0)
+    radial_range = (0.0, np.inf)
+
+    def exp(self, p, v):
+        return expm_sym(logm_spd(np.asarray(p, float)) + sym(np.asarray(v, float)))
+
+    def log(self, p, q):
+        return logm_spd(np.asarray(q, float)) - logm_spd(np.asarray(p, float))
+
+    def inner(self, p, u, v):
+        return np.sum(np.asarray(u) * np.asarray(v), axis=(-2, -1))
+
+    def dist(self, p, q):
+        return np.linalg.norm(self.log(p, q), axis=(-2, -1))
+
+    def random_unit_tangent(self, p, size=None, rng=None):
+        return self._random_sym_unit(self._out_shape(p, size), rng)
+
+    def log_volume_ratio(self, rho):
+        return np.zeros_like(np.asarray(rho, dtype=float))

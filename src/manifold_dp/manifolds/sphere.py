@@ -1,0 +1,116 @@
+"""The sphere ``S^d`` of radius ``R`` in ``R^(d+1)`` (directions, compositions)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import as_generator
+from .base import Manifold
+from .euclidean import _check_dim
+
+
+def _sinc_ratio(t):
+    """``t / sin t`` with its Taylor branch at 0 (finite on ``[0, π)``)."""
+    t = np.asarray(t, dtype=float)
+    small = np.abs(t) < 1e-4
+    safe = np.where(small, 1.0, t)
+    return np.where(small, 1.0 + t * t / 6.0, safe / np.sin(safe))
+
+
+def _sin_over(t):
+    """``sin t / t`` with its Taylor branch at 0."""
+    t = np.asarray(t, dtype=float)
+    small = np.abs(t) < 1e-4
+    safe = np.where(small, 1.0, t)
+    return np.where(small, 1.0 - t * t / 6.0, np.sin(safe) / safe)
+
+
+@dataclass(frozen=True)
+class Sphere(Manifold):
+    """``{x ∈ R^(d+1): ‖x‖ = R}`` with the induced metric; curvature ``1/R²``.
+
+    ``exp_x(v) = cos(‖v‖/R) x + R sin(‖v‖/R) v/‖v‖``;
+    ``log_x(y) = R θ (y − cos θ x)/‖y − cos θ x‖``, ``θ = ∠(x, y)`` (SPEC §1; the 2021 paper
+    misplaces ``κ^(−1/2)`` in ``exp``). At the antipode, where ``log`` is not unique, a fixed
+    data-independent direction is returned.
+    """
+
+    dim: int
+    radius: float = 1.0
+
+    def __post_init__(self):
+        _check_dim(self.dim, "dim", 1)
+        if not (np.isfinite(self.radius) and self.radius > 0):
+            raise ValueError(f"radius must be finite and > 0, got {self.radius!r}")
+
+    point_shape = property(lambda self: (self.dim + 1,))
+    curvature_bounds = property(lambda self: (self.radius**-2, self.radius**-2))
+    injectivity_radius = property(lambda self: np.pi * self.radius)
+    radial_range = property(lambda self: (0.0, np.pi * self.radius))
+
+    @property
+    def origin(self):
+        """The north pole ``R·e_(d+1)``."""
+        e = np.zeros(self.dim + 1)
+        e[-1] = self.radius
+        return e
+
+    def _angle(self, x, y):
+        # 2·atan2(‖x−y‖, ‖x+y‖) is accurate at both ends, unlike arccos of the inner product
+        return 2.0 * np.arctan2(np.linalg.norm(x - y, axis=-1), np.linalg.norm(x + y, axis=-1))
+
+    def dist(self, x, y):
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        return self.radius * self._angle(x, y)
+
+    def inner(self, x, u, v):
+        return np.sum(np.asarray(u) * np.asarray(v), axis=-1)
+
+    def exp(self, x, v):
+        x, v = np.asarray(x, float), np.asarray(v, float)
+        t = np.linalg.norm(v, axis=-1, keepdims=True) / self.radius
+        out = np.cos(t) * x + _sin_over(t) * v
+        return self.radius * out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+    def log(self, x, y):
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        theta = self._angle(x, y)[..., None]
+        w = y - np.cos(theta) * x
+        v = _sinc_ratio(theta) * w
+        antipodal = theta[..., 0] > np.pi - 1e-7
+        if np.any(antipodal):
+            v = np.where(antipodal[..., None], self._fixed_direction(x) * (np.pi * self.radius), v)
+        return v
+
+    def _fixed_direction(self, x):
+        # the coordinate axis least aligned with x, made tangent: depends on x only
+        j = np.argmin(np.abs(x), axis=-1)
+        e = np.zeros_like(x)
+        np.put_along_axis(e, j[..., None], 1.0, axis=-1)
+        t = e - np.sum(e * x, axis=-1, keepdims=True) * x / self.radius**2
+        return t / np.linalg.norm(t, axis=-1, keepdims=True)
+
+    def _checks(self, x, atol):
+        nrm = np.linalg.norm(x, axis=-1)
+        return [(np.abs(nrm - self.radius) <= atol * self.radius, f"norm differs from the radius {self.radius} by more than {atol:g} (relative)")]
+
+    def project(self, x):
+        x = np.asarray(x, float)
+        return self.radius * x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+    def random_unit_tangent(self, x, size=None, rng=None):
+        x = np.asarray(x, float)
+        g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim + 1,))
+        g = g - np.sum(g * x, axis=-1, keepdims=True) * x / self.radius**2
+        return g / np.linalg.norm(g, axis=-1, keepdims=True)
+
+    def log_volume_ratio(self, rho):
+        """``log(J(ρ)/ρ^(d−1)) = (d−1) log(sin(ρ/R)/(ρ/R))`` on ``[0, πR]`` (≤ 0)."""
+        s = _sin_over(np.asarray(rho, float) / self.radius)
+        with np.errstate(divide="ignore"):
+            return (self.dim - 1) * np.log(np.maximum(s, 0.0))
+
+    def uniform(self, size=None, rng=None):
+        """Points uniform on the whole sphere (for tests)."""
+        g = as_generator(rng).standard_normal(((size,) if np.isscalar(size) else tuple(size or ())) + (self.dim + 1,))
+        return self.project(g)
