@@ -17,6 +17,7 @@ class Manifold:
     """Base of the six spaces. Subclasses are small frozen dataclasses."""
 
     dtype = np.float64
+    volume_growth_rate = 0.0  # c with log(J(ρ)/ρ^(d−1)) − cρ ≤ 0: shifts the Laplace radius proposal
 
     # -- derived geometry ------------------------------------------------------------------
     def norm(self, x, v):

@@ -40,6 +40,7 @@ class Hyperbolic(Manifold):
     curvature_bounds = (-1.0, -1.0)
     injectivity_radius = np.inf
     radial_range = (0.0, np.inf)
+    volume_growth_rate = property(lambda self: float(self.dim - 1))  # sinh ρ / ρ ≤ e^ρ
 
     @property
     def origin(self):

@@ -1,0 +1,46 @@
+"""Noise calibration for the Gaussian mechanism (SPEC §4, tangent Gaussian)."""
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr
+
+from .._validation import check_delta, check_epsilon, check_positive
+
+
+def gaussian_delta(sigma, sensitivity, epsilon):
+    """Exact ``δ(ε)`` of the Gaussian mechanism (Balle & Wang 2018, Thm 8):
+    ``Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``. (The 2023 paper prints both arguments with
+    the same sign: a typo, SPEC §4.) Computed in log space for accuracy at small ``δ``."""
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    first = log_ndtr(a - b)
+    second = epsilon + log_ndtr(-a - b)
+    return float(np.exp(first) * -np.expm1(second - first)) if second < first else 0.0
+
+
+def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    """Smallest ``σ`` with ``gaussian_delta(σ) ≤ δ`` (Balle & Wang 2018, Alg. 1, solved by bisection
+    on ``σ`` directly; ``δ(σ)`` is decreasing). Valid for every ``ε > 0``."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    f = lambda log_s: gaussian_delta(np.exp(log_s) * sensitivity, sensitivity, epsilon) - delta
+    lo, hi = -10.0, 10.0
+    while f(lo) < 0:
+        lo -= 10.0
+    while f(hi) > 0:
+        hi += 10.0
+    log_s = brentq(f, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+    sigma = np.exp(log_s) * sensitivity
+    # round up to the side that satisfies the constraint
+    while gaussian_delta(sigma, sensitivity, epsilon) > delta:
+        sigma = np.nextafter(sigma, np.inf) * (1 + 1e-15)
+    return float(sigma)
+
+
+def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    """``σ = Δ √(2 ln(1.25/δ)) / ε`` (Dwork & Roth 2014, Thm A.1); only valid for ``ε < 1``."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    if epsilon >= 1:
+        raise ValueError(f"the classical Gaussian calibration needs epsilon < 1, got {epsilon!r}; use calibration='analytic'")
+    return float(sensitivity * np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)

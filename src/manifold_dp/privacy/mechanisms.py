@@ -1,0 +1,295 @@
+"""Privacy mechanisms: immutable objects that know their law and draw from it exactly.
+
+Each class documents its density, assumptions and the theorem that makes it private. They take
+the (already computed) footpoint; ``manifold_dp.privacy.release.private_frechet_mean`` is the
+public path that computes the mean, calibrates and calls them.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._random import as_generator
+from .._validation import check_positive
+from ..manifolds import Euclidean, SPDAffineInvariant, SPDLogEuclidean, Sphere
+from ..manifolds._matrix import expm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
+from ..stats.frechet import riemannian_gradient
+from .samplers import metropolis_hastings, sample_laplace_radius, sample_spd_log_eigen
+from .sensitivity import hessian_lower_bound
+
+
+def _size_tuple(size):
+    return () if size is None else tuple(np.atleast_1d(size))
+
+
+@dataclass(frozen=True)
+class RiemannianLaplace:
+    """Riemannian Laplace law: density ``∝ exp(−ρ(η, x)/σ)`` w.r.t. the Riemannian volume,
+    footpoint ``η`` (Reimherr, Bharath, Soto 2021, Thm 1).
+
+    Privacy: if ``ρ(η(D), η(D')) ≤ Δ`` for neighbours, releasing one draw is ε-DP with
+    ``σ = 2Δ/ε``, and with ``σ = Δ/ε`` when the normalising constant does not depend on ``η``:
+    on all six spaces here (they are homogeneous) **when the law is not restricted**.
+    ``restrict_to=(center, radius)`` conditions the law on ``B_r(center)`` (2021 Thm 3): the
+    constant then depends on ``η`` and ``σ = 2Δ/ε`` is needed.
+
+    Integrability (unrestricted): always on Euclidean, log-Euclidean, sphere and Kendall;
+    hyperbolic needs ``σ < 1/(d−1)``; affine-invariant SPD(k) needs ``σ < 1/c_k``,
+    ``c_k = ½√(k(k²−1)/3)``. A non-integrable unrestricted law raises ``ValueError``.
+
+    Sampler: exact (SPEC §4). ``ρ`` from ``e^(−ρ/σ) J(ρ)`` by Gamma-proposal rejection, a
+    uniform unit tangent direction, ``exp_η``; on affine-invariant SPD the eigenvalue
+    construction of ``sample_spd_log_eigen``; restriction by rejection outside the ball, with
+    ``ρ ≤ 2r`` imposed first (``η`` lies in the ball).
+    """
+
+    manifold: object
+    sigma: float
+    restrict_to: tuple | None = None
+
+    def __post_init__(self):
+        check_positive(self.sigma, "sigma")
+        if self.restrict_to is None and not self.integrable:
+            raise ValueError(
+                f"the unrestricted Laplace law with sigma={self.sigma!r} is not integrable on {self.manifold!r} "
+                f"(needs sigma < {self.sigma_limit:.6g}); pass restrict_to=(center, radius)"
+            )
+        if self.restrict_to is not None:
+            center, radius = self.restrict_to
+            check_positive(radius, "restrict_to radius")
+            object.__setattr__(self, "restrict_to", (self.manifold.validate_point(center, "restrict_to center"), float(radius)))
+
+    @property
+    def sigma_limit(self):
+        """Largest ``σ`` (exclusive) for which the unrestricted law is integrable."""
+        if isinstance(self.manifold, SPDAffineInvariant):
+            return 1.0 / self.manifold.laplace_integrability_constant if self.manifold.k > 1 else np.inf
+        c = self.manifold.volume_growth_rate
+        return 1.0 / c if c > 0 else np.inf
+
+    @property
+    def integrable(self):
+        return self.sigma < self.sigma_limit
+
+    def sample(self, footpoint, size=None, rng=None):
+        """Exact draws, shape ``size + point_shape``."""
+        return self.sample_with_stats(footpoint, size=size, rng=rng)[0]
+
+    def sample_with_stats(self, footpoint, size=None, rng=None):
+        """``(draws, acceptance)``: the fraction of proposals that were accepted overall.
+
+        Unrestricted, the acceptance depends only on ``σ`` and the manifold; restricted, it
+        depends on where ``η`` sits in the ball, so it is not a private quantity.
+        """
+        rng = as_generator(rng)
+        m = self.manifold
+        eta = m.validate_point(footpoint, "footpoint")
+        shape = _size_tuple(size)
+        n = int(np.prod(shape)) if shape else 1
+        rho_max = np.inf
+        if self.restrict_to is not None:
+            center, radius = self.restrict_to
+            if m.dist(center, eta) > radius * (1 + 1e-9):
+                raise ValueError("footpoint must lie in the restriction ball restrict_to")
+            rho_max = 2.0 * radius
+        out, accepted, tried, inner = [], 0, 0, []
+        while accepted < n:
+            batch = max(n - accepted, 8) if self.restrict_to is not None else n - accepted
+            x, inner_acceptance = self._draw(eta, batch, rng, rho_max)
+            inner.append(inner_acceptance)
+            tried += batch
+            if self.restrict_to is not None:
+                x = x[m.dist(center, x) <= radius]
+            out.append(x)
+            accepted += len(x)
+        draws = np.concatenate(out)[:n]
+        return draws.reshape(shape + tuple(m.point_shape)), float(np.mean(inner)) * accepted / tried
+
+    def _draw(self, eta, n, rng, rho_max):
+        m = self.manifold
+        if isinstance(m, SPDAffineInvariant):
+            s, acceptance = sample_spd_log_eigen(m.k, self.sigma, n, rng, rho_max=rho_max)
+            half, _ = sqrtm_spd(eta)
+            return sym(half @ expm_sym(s) @ half), acceptance
+        rho, acceptance = sample_laplace_radius(m, self.sigma, n, rng, rho_max=rho_max)
+        u = m.random_unit_tangent(eta, size=n, rng=rng)
+        return m.exp(eta, u * m._expand(rho)), acceptance
+
+
+@dataclass(frozen=True)
+class KNormGradient:
+    """K-norm gradient mechanism (Soto, Bharath, Reimherr, Slavković 2022, Thm 1).
+
+    Density on ``B_r(m0)``: ``∝ exp(−‖∇F(x; D)‖_x / σ)`` with ``F(x) = (1/2n) Σ ρ²(x, x_i)``.
+    ε-DP with ``σ = 2Δ_KNG/ε`` where ``Δ_KNG ≥ sup_x ‖∇F(x; D) − ∇F(x; D')‖`` (2022 Thm 2;
+    ``frechet_mean_sensitivity(kind="kng")``). Assumes the records lie in ``B_r(m0)``,
+    ``r < r*``.
+
+    Exact sampler (SPEC §4): 2022 Lemma 1 gives ``‖∇F(x)‖ ≥ h ρ(x̄, x)`` on the ball, so
+    propose from the Riemannian Laplace law at ``μ`` (the computed mean) with scale ``σ/h``
+    restricted to the ball, and accept with
+    ``exp(−(‖∇F(x)‖ − h ρ(μ, x) + h e)/σ) ≤ 1``, where ``e = ‖∇F(μ)‖/h ≥ ρ(μ, x̄)`` absorbs the
+    optimisation error. The accepted law is exactly the KNG density, whatever ``μ``. A ratio
+    above 1 raises: the envelope would be broken. On flat spaces KNG is the restricted Laplace.
+    """
+
+    manifold: object
+    sigma: float
+    center: np.ndarray
+    radius: float
+    h: float = field(init=False)
+
+    def __post_init__(self):
+        check_positive(self.sigma, "sigma")
+        object.__setattr__(self, "center", self.manifold.validate_point(self.center, "center"))
+        object.__setattr__(self, "h", hessian_lower_bound(self.radius, self.manifold.curvature_bounds[1]))
+
+    def log_density(self, x, X):
+        """Unnormalised log density ``−‖∇F(x; X)‖/σ`` (``x`` may be a batch)."""
+        m = self.manifold
+        return -m.norm(x, riemannian_gradient(m, x, X)) / self.sigma
+
+    def sample(self, X, mean, size=None, rng=None):
+        return self.sample_with_stats(X, mean, size=size, rng=rng)[0]
+
+    def sample_with_stats(self, X, mean, size=None, rng=None):
+        """``(draws, acceptance)``. The acceptance depends on the data: it is not private."""
+        rng = as_generator(rng)
+        m = self.manifold
+        mu = m.validate_point(mean, "mean")
+        shape = _size_tuple(size)
+        n = int(np.prod(shape)) if shape else 1
+        e = m.norm(mu, riemannian_gradient(m, mu, X)) / self.h
+        proposal = RiemannianLaplace(m, self.sigma / self.h, restrict_to=(self.center, self.radius))
+        out, proposed, have = [], 0, 0
+        while have < n:
+            batch = max(2 * (n - have), 8)
+            y = proposal.sample(mu, size=batch, rng=rng)
+            proposed += batch
+            grad = m.norm(y, riemannian_gradient(m, y, X))
+            log_ratio = -(grad - self.h * m.dist(mu, y) + self.h * e) / self.sigma
+            if np.any(log_ratio > 1e-9 * (1.0 + np.abs(grad) / self.sigma)):
+                raise RuntimeError("KNG envelope violated: ‖∇F(x)‖ < h·ρ(x̄, x) somewhere in the ball")
+            keep = np.log(rng.uniform(size=batch)) < log_ratio
+            out.append(y[keep])
+            have += int(keep.sum())
+        draws = np.concatenate(out)[:n]
+        return draws.reshape(shape + tuple(m.point_shape)), n / proposed
+
+    def sample_mcmc(self, X, start, n_steps, step_size, size=None, rng=None):
+        """Metropolis–Hastings draws of the same law: a cross-check, **approximate**, and at
+        best approximately DP (SPEC §7). ``start`` must not depend on the data in a real release."""
+        m = self.manifold
+        shape = _size_tuple(size)
+        n = int(np.prod(shape)) if shape else 1
+        start = np.broadcast_to(m.validate_point(start, "start"), (n,) + tuple(m.point_shape))
+        inside = lambda y: m.dist(self.center, y) <= self.radius
+        x, acc = metropolis_hastings(m, lambda y: self.log_density(y, X), start, n_steps, step_size, rng=rng, inside=inside)
+        return x.reshape(shape + tuple(m.point_shape)), float(np.mean(acc))
+
+
+def _log_coordinates(manifold, x):
+    if isinstance(manifold, SPDLogEuclidean):
+        return vecd(logm_spd(x))
+    return np.asarray(x, float)
+
+
+def _from_log_coordinates(manifold, z):
+    if isinstance(manifold, SPDLogEuclidean):
+        return expm_sym(invvecd(z, manifold.k))
+    return z
+
+
+@dataclass(frozen=True)
+class TangentGaussian:
+    """Tangent Gaussian mechanism (Utpala, Vepakomma, Miolane 2023, Thm 4) on log-Euclidean SPD
+    (and Euclidean) data: ``Expm(invvecd(vecd(Logm η) + N(0, σ² I_d)))``.
+
+    (ε, δ)-DP when ``σ`` is calibrated to ``Δ_LE = 2r/n`` (2023 Thm 3) by
+    ``calibration.analytic_gaussian_sigma`` (Balle & Wang 2018) or the classical bound (ε < 1).
+    Utility: ``ρ²_LE(η, x̃) ~ σ² χ²_d`` exactly.
+    """
+
+    manifold: object
+    sigma: float
+
+    def __post_init__(self):
+        check_positive(self.sigma, "sigma")
+        if not isinstance(self.manifold, (SPDLogEuclidean, Euclidean)):
+            raise ValueError(f"the tangent Gaussian mechanism needs SPDLogEuclidean or Euclidean, got {self.manifold!r}")
+
+    def sample(self, footpoint, size=None, rng=None):
+        m = self.manifold
+        z = _log_coordinates(m, m.validate_point(footpoint, "footpoint"))
+        noise = as_generator(rng).normal(0.0, self.sigma, size=_size_tuple(size) + (m.dim,))
+        return _from_log_coordinates(m, z + noise)
+
+
+AMBIENT_NOISES = ("l2_laplace", "gaussian", "coordinate_laplace")
+
+
+@dataclass(frozen=True)
+class AmbientNoise:
+    """Euclidean noise added in the ambient coordinates of the embedding (the papers' baselines).
+
+    Coordinates: the sphere's ``R^(d+1)``; SPD through ``vecd`` (isometric to Frobenius);
+    Euclidean as is. With ``Δ_E`` the ℓ2 sensitivity there:
+    ``"l2_laplace"``: density ``∝ exp(−‖z‖/σ)`` (K-norm, 2021 App. A.4), ε-DP with ``σ = Δ_E/ε``;
+    ``"coordinate_laplace"``: iid Laplace of scale ``σ``, ε-DP with ``σ = √D Δ_E/ε``
+    (ℓ1 sensitivity ``≤ √D Δ_E``); ``"gaussian"``: ``N(0, σ²I)``, (ε, δ)-DP by the analytic
+    calibration. ``project=True`` maps the output back onto the manifold (post-processing):
+    normalise on the sphere; symmetrise and floor the eigenvalues at ``floor`` on SPD.
+    """
+
+    manifold: object
+    kind: str
+    sigma: float
+    project: bool = True
+    floor: float = 1e-12
+
+    def __post_init__(self):
+        check_positive(self.sigma, "sigma")
+        if self.kind not in AMBIENT_NOISES:
+            raise ValueError(f"kind must be one of {AMBIENT_NOISES}, got {self.kind!r}")
+        if not isinstance(self.manifold, (Sphere, SPDAffineInvariant, SPDLogEuclidean, Euclidean)):
+            raise ValueError(f"no ambient embedding is defined for {self.manifold!r}")
+
+    @property
+    def ambient_dim(self):
+        m = self.manifold
+        return m.dim if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)) else m.point_shape[0]
+
+    def to_ambient(self, x):
+        m = self.manifold
+        return vecd(np.asarray(x, float)) if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)) else np.asarray(x, float)
+
+    def from_ambient(self, z):
+        """Back to the manifold's array layout, projected if ``project``."""
+        m = self.manifold
+        if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)):
+            x = invvecd(z, m.k)
+            if self.project:
+                w, u = np.linalg.eigh(x)
+                x = np.einsum("...ij,...j,...kj->...ik", u, np.maximum(w, self.floor), u)
+            return x
+        if isinstance(m, Sphere) and self.project:
+            nrm = np.linalg.norm(z, axis=-1, keepdims=True)
+            return np.where(nrm > 0, m.radius * z / np.where(nrm > 0, nrm, 1.0), m.origin)
+        return z
+
+    def noise(self, size, rng):
+        rng = as_generator(rng)
+        D = self.ambient_dim
+        shape = _size_tuple(size) + (D,)
+        if self.kind == "gaussian":
+            return rng.normal(0.0, self.sigma, size=shape)
+        if self.kind == "coordinate_laplace":
+            return rng.laplace(0.0, self.sigma, size=shape)
+        g = rng.standard_normal(shape)
+        g /= np.linalg.norm(g, axis=-1, keepdims=True)
+        return g * self.sigma * rng.gamma(D, 1.0, size=shape[:-1] + (1,))
+
+    def sample(self, ambient_point, size=None, rng=None):
+        """Draws around an ambient point (shape ``(D,)``), returned in the manifold's layout."""
+        z = np.asarray(ambient_point, float)
+        return self.from_ambient(z + self.noise(size, rng))
