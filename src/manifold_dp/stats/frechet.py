@@ -63,6 +63,22 @@ def _initial_point(manifold, X, w):
     return X[int(np.argmax(w))]
 
 
+def enclosing_radius(manifold, X, start, n_iter=200):
+    """Radius of a geodesic ball that contains every record: an upper bound on the smallest one.
+
+    Geodesic Bădoiu–Clarkson iterations from ``start``: move the centre a fraction ``1/(t+2)``
+    towards the farthest record; the best radius seen is returned (a certificate: that ball
+    contains all records)."""
+    c = start
+    best = float(np.max(manifold.dist(c, X)))
+    for t in range(n_iter):
+        d = manifold.dist(c, X)
+        far = int(np.argmax(d))
+        best = min(best, float(d[far]))
+        c = manifold.exp(c, manifold.log(c, X[far]) / (t + 2))
+    return min(best, float(np.max(manifold.dist(c, X))))
+
+
 def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, max_iter=1000, check_assumption=True):
     """Fréchet mean of the records ``X`` (shape ``(n, *point_shape)``) on ``manifold``.
 
@@ -73,7 +89,8 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
 
     On a positively curved space (sphere, Kendall) the minimiser is unique only when the data lie
     in a ball of radius below ``r*`` (SPEC §3, Assumption 1); with ``check_assumption`` a dataset
-    whose records are not all within ``r*`` of the result raises ``CurvatureAssumptionError``.
+    that no ball of radius ``< r*`` is found to contain (``enclosing_radius``) raises
+    ``CurvatureAssumptionError``.
     """
     X = np.asarray(X, dtype=manifold.dtype)
     if X.ndim != len(manifold.point_shape) + 1 or X.shape[0] == 0:
@@ -106,7 +123,7 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
     if not converged:
         warnings.warn(f"frechet_mean did not reach tol={tol:g} in max_iter={max_iter} steps", RuntimeWarning, stacklevel=2)
     if check_assumption and manifold.curvature_bounds[1] > 0:
-        if np.max(manifold.dist(mu, X)) >= manifold.assumption_radius:
+        if enclosing_radius(manifold, X, mu) >= manifold.assumption_radius:
             raise CurvatureAssumptionError(
                 f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
                 "the Fréchet mean may not be unique (SPEC §3, Assumption 1); pass check_assumption=False to skip"
