@@ -171,6 +171,17 @@ def test_kng_exact_agrees_with_mcmc_on_sphere():
     assert ks.pvalue > ALPHA
 
 
+def test_kng_exact_agrees_with_mcmc_on_kendall():
+    k = KendallShape2D(4)
+    rng = np.random.default_rng(18)
+    X = k.random_point(k.origin, 0.15, size=20, rng=rng)
+    mean = frechet_mean(k, X).point
+    kng = KNormGradient(k, sigma=0.03, center=k.origin, radius=0.3)
+    exact = kng.sample(X, mean, size=3000, rng=19)
+    mcmc, _ = kng.sample_mcmc(X, k.origin, n_steps=300, step_size=0.02, size=3000, rng=20)
+    assert stats.ks_2samp(k.dist(mean, exact), k.dist(mean, mcmc)).pvalue > ALPHA
+
+
 def test_kng_on_flat_space_is_the_restricted_laplace():
     e = Euclidean(2)
     rng = np.random.default_rng(12)
@@ -184,14 +195,23 @@ def test_kng_on_flat_space_is_the_restricted_laplace():
         assert stats.ks_2samp(a[:, axis], b[:, axis]).pvalue > ALPHA
 
 
-def test_kng_raises_when_envelope_is_broken():
+def test_kng_raises_when_envelope_is_broken(monkeypatch):
     s = Sphere(2)
     X = sphere_cap(10, rng=15)
     mean = frechet_mean(s, X).point
     kng = KNormGradient(s, 0.05, s.origin, np.pi / 8)
-    object.__setattr__(kng, "h", 5.0)  # claim a strong convexity the data do not have
+    real = KNormGradient._radial_envelope
+    # claim a gradient lower bound five times what the data give
+    monkeypatch.setattr(KNormGradient, "_radial_envelope", lambda self, *a: (lambda g, G: (g, 5 * G))(*real(self, *a)))
     with pytest.raises(RuntimeError, match="envelope"):
         kng.sample(X, mean, size=200, rng=16)
+    # and the Laplace-envelope path (non-positive curvature) with an inflated h
+    e = SPDAffineInvariant(2)
+    Y = e.random_point(np.eye(2), 0.5, size=10, rng=1)
+    kng2 = KNormGradient(e, 0.05, np.eye(2), 1.0)
+    object.__setattr__(kng2, "h", 5.0)
+    with pytest.raises(RuntimeError, match="envelope"):
+        kng2.sample(Y, frechet_mean(e, Y).point, size=200, rng=16)
 
 
 def test_seeds_reproduce_and_none_does_not():
@@ -199,3 +219,14 @@ def test_seeds_reproduce_and_none_does_not():
     mech = RiemannianLaplace(s, 0.2)
     assert np.array_equal(mech.sample(s.origin, size=3, rng=1), mech.sample(s.origin, size=3, rng=1))
     assert not np.array_equal(mech.sample(s.origin, size=3), mech.sample(s.origin, size=3))
+
+
+def test_batch_of_footpoints_gives_one_draw_each():
+    for m in (Sphere(2), SPDAffineInvariant(2), KendallShape2D(4)):
+        rng = np.random.default_rng(17)
+        etas = m.random_point(m.origin, 0.3, size=500, rng=rng)
+        x = RiemannianLaplace(m, 0.1).sample(etas, rng=rng)
+        assert x.shape == etas.shape
+        d = m.dist(etas, x)
+        single = m.dist(etas[0], RiemannianLaplace(m, 0.1).sample(etas[0], size=500, rng=rng))
+        assert stats.ks_2samp(d, single).pvalue > ALPHA

@@ -124,6 +124,17 @@ class KendallShape2D(Manifold):
         with np.errstate(divide="ignore"):
             return (2 * m - 1) * np.log(np.maximum(_sin_over(rho), 0.0)) + np.log(np.maximum(np.cos(rho), 0.0))
 
+    def log_volume(self, rho):
+        """``log J(ρ) = (2m−1) log sin ρ + log cos ρ``: concave on ``(0, π/2)``."""
+        rho = np.asarray(rho, float)
+        with np.errstate(divide="ignore"):
+            return (2 * self.k_landmarks - 5) * np.log(np.maximum(np.sin(rho), 0.0)) + np.log(np.maximum(np.cos(rho), 0.0))
+
+    def log_volume_slope(self, rho):
+        """``d/dρ log J(ρ) = (2m−1) cot ρ − tan ρ``."""
+        rho = np.asarray(rho, float)
+        return (2 * self.k_landmarks - 5) / np.tan(rho) - np.tan(rho)
+
     def procrustes_mean(self, x, weights=None):
         """Full Procrustes mean: leading eigenvector of ``Σ w_i x_i x_iᴴ`` (Kent 1994)."""
         x = np.asarray(x, complex)

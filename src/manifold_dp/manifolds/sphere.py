@@ -110,6 +110,15 @@ class Sphere(Manifold):
         with np.errstate(divide="ignore"):
             return (self.dim - 1) * np.log(np.maximum(s, 0.0))
 
+    def log_volume(self, rho):
+        """``log J(ρ) = (d−1) log(R sin(ρ/R))``: concave on ``(0, πR)``."""
+        with np.errstate(divide="ignore"):
+            return (self.dim - 1) * np.log(np.maximum(self.radius * np.sin(np.asarray(rho, float) / self.radius), 0.0))
+
+    def log_volume_slope(self, rho):
+        """``d/dρ log J(ρ) = (d−1) cot(ρ/R)/R``."""
+        return (self.dim - 1) / (self.radius * np.tan(np.asarray(rho, float) / self.radius))
+
     def uniform(self, size=None, rng=None):
         """Points uniform on the whole sphere (for tests)."""
         g = as_generator(rng).standard_normal(((size,) if np.isscalar(size) else tuple(size or ())) + (self.dim + 1,))

@@ -14,7 +14,7 @@ from .._validation import check_positive
 from ..manifolds import Euclidean, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from ..manifolds._matrix import expm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
 from ..stats.frechet import riemannian_gradient
-from .samplers import metropolis_hastings, sample_laplace_radius, sample_spd_log_eigen
+from .samplers import metropolis_hastings, sample_laplace_radius, sample_radius_concave_volume, sample_spd_log_eigen
 from .sensitivity import hessian_lower_bound
 
 
@@ -40,7 +40,7 @@ class RiemannianLaplace:
     Sampler: exact (SPEC §4). ``ρ`` from ``e^(−ρ/σ) J(ρ)`` by Gamma-proposal rejection, a
     uniform unit tangent direction, ``exp_η``; on affine-invariant SPD the eigenvalue
     construction of ``sample_spd_log_eigen``; restriction by rejection outside the ball, with
-    ``ρ ≤ 2r`` imposed first (``η`` lies in the ball).
+    ``ρ ≤ r + ρ(center, η)`` imposed first (exact: that ball around ``η`` contains ``B_r``).
     """
 
     manifold: object
@@ -72,7 +72,7 @@ class RiemannianLaplace:
         return self.sigma < self.sigma_limit
 
     def sample(self, footpoint, size=None, rng=None):
-        """Exact draws, shape ``size + point_shape``."""
+        """Exact draws, shape ``size + point_shape``; or one draw per footpoint of a batch."""
         return self.sample_with_stats(footpoint, size=size, rng=rng)[0]
 
     def sample_with_stats(self, footpoint, size=None, rng=None):
@@ -84,14 +84,24 @@ class RiemannianLaplace:
         rng = as_generator(rng)
         m = self.manifold
         eta = m.validate_point(footpoint, "footpoint")
+        batch = m.batch_shape(eta)
+        if batch:
+            # one draw per footpoint (simulations): the unrestricted law only
+            if size is not None or self.restrict_to is not None:
+                raise ValueError("a batch of footpoints takes no size and no restriction")
+            flat = eta.reshape((-1,) + tuple(m.point_shape))
+            x, acceptance = self._draw(flat, flat.shape[0], rng, np.inf)
+            return x.reshape(eta.shape), acceptance
         shape = _size_tuple(size)
         n = int(np.prod(shape)) if shape else 1
         rho_max = np.inf
         if self.restrict_to is not None:
             center, radius = self.restrict_to
-            if m.dist(center, eta) > radius * (1 + 1e-9):
+            offset = float(m.dist(center, eta))
+            if offset > radius * (1 + 1e-9):
                 raise ValueError("footpoint must lie in the restriction ball restrict_to")
-            rho_max = 2.0 * radius
+            # B_r(center) ⊂ B_(r + ρ(center, η))(η): condition on that ball first, then reject
+            rho_max = radius + offset
         out, accepted, tried, inner = [], 0, 0, []
         while accepted < n:
             batch = max(n - accepted, 8) if self.restrict_to is not None else n - accepted
@@ -159,22 +169,57 @@ class KNormGradient:
         mu = m.validate_point(mean, "mean")
         shape = _size_tuple(size)
         n = int(np.prod(shape)) if shape else 1
-        e = m.norm(mu, riemannian_gradient(m, mu, X)) / self.h
-        proposal = RiemannianLaplace(m, self.sigma / self.h, restrict_to=(self.center, self.radius))
+        e = float(m.norm(mu, riemannian_gradient(m, mu, X))) / self.h
+        radial = self._radial_envelope(X, mu, e) if hasattr(m, "log_volume_slope") else None
+        if radial is None:
+            proposal = RiemannianLaplace(m, self.sigma / self.h, restrict_to=(self.center, self.radius))
         out, proposed, have = [], 0, 0
         while have < n:
             batch = max(2 * (n - have), 8)
-            y = proposal.sample(mu, size=batch, rng=rng)
+            if radial is None:
+                y = proposal.sample(mu, size=batch, rng=rng)
+                lower = self.h * m.dist(mu, y)
+            else:
+                grid, G = radial
+                rho, _ = sample_radius_concave_volume(m, grid, G, self.sigma, batch, rng)
+                y = m.exp(mu, m.random_unit_tangent(mu, size=batch, rng=rng) * m._expand(rho))
+                y = y[m.dist(self.center, y) <= self.radius]
+                lower = np.interp(m.dist(mu, y), grid, G)
             proposed += batch
+            if len(y) == 0:
+                continue
             grad = m.norm(y, riemannian_gradient(m, y, X))
-            log_ratio = -(grad - self.h * m.dist(mu, y) + self.h * e) / self.sigma
+            log_ratio = -(grad - lower + self.h * e if radial is None else grad - lower + e) / self.sigma
             if np.any(log_ratio > 1e-9 * (1.0 + np.abs(grad) / self.sigma)):
                 raise RuntimeError("KNG envelope violated: ‖∇F(x)‖ < h·ρ(x̄, x) somewhere in the ball")
-            keep = np.log(rng.uniform(size=batch)) < log_ratio
+            keep = np.log(rng.uniform(size=len(y))) < log_ratio
             out.append(y[keep])
             have += int(keep.sum())
         draws = np.concatenate(out)[:n]
         return draws.reshape(shape + tuple(m.point_shape)), n / proposed
+
+    def _radial_envelope(self, X, mu, e, cells=400):
+        """A data-dependent lower bound ``G(ρ) ≤ ‖∇F(x)‖`` at ``ρ = ρ(x̄, x)``, tighter than ``hρ``.
+
+        Along the unit geodesic from ``x̄``, ``d²F/dt² ≥ h_D(t) = mean_i f(min(t + a_i, 2r))`` with
+        ``f(u) = u√κ cot(u√κ)`` (Hessian comparison, ``κ = κmax``) and ``a_i = ρ(μ, x_i) + e ≥
+        ρ(x̄, x_i)``; so ``‖∇F(x)‖ ≥ G_D(ρ) = ∫_0^ρ h_D``. We tabulate a lower Riemann sum
+        (``h_D`` decreases), linear between grid points (``G_D`` is concave). The proposal is
+        ``∝ exp(−G/σ)`` around ``μ``; ``G`` has slope ≤ 1, so using ``ρ(μ, x)`` for ``ρ(x̄, x)``
+        costs at most ``e``, which the acceptance ratio adds back. Only efficiency depends on the
+        data: the accepted law is exactly KNG's. Needs ``κmax > 0`` and a concave ``log J``."""
+        m = self.manifold
+        kappa = m.curvature_bounds[1]
+        if kappa <= 0:
+            return None
+        reach = min(self.radius + float(m.dist(self.center, mu)), 2 * self.radius, m.radial_range[1])
+        grid = np.linspace(0.0, reach, cells + 1)
+        a = m.dist(mu, X) + e
+        u = np.minimum(grid[:, None] + a[None, :], 2 * self.radius) * np.sqrt(kappa)
+        f = np.where(u > 1e-8, u / np.tan(np.where(u > 1e-8, u, 1.0)), 1.0)
+        h_right = f.mean(axis=1)[1:]
+        G = np.concatenate([[0.0], np.cumsum(h_right * np.diff(grid))])
+        return grid, G
 
     def sample_mcmc(self, X, start, n_steps, step_size, size=None, rng=None):
         """Metropolis–Hastings draws of the same law: a cross-check, **approximate**, and at

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import gammainc, gammaincinv, logsumexp
 
 from .._random import as_generator
 from ..manifolds._matrix import invvecd
@@ -65,16 +65,40 @@ def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
         raise ValueError(f"the Laplace law with sigma={sigma!r} is not integrable on {manifold!r}; restrict it to a ball")
 
     def draw(m):
-        r = rng.gamma(d, scale, size=m)
-        ok = r <= upper
-        la = np.where(ok, log_accept(np.minimum(r, upper if np.isfinite(upper) else r)), -np.inf)
+        r = truncated_gamma(d, scale, upper, m, rng)
+        la = log_accept(r)
         if np.any(la > 1e-12):
             raise RuntimeError("Laplace radius envelope violated")
-        return r, ok & (np.log(rng.uniform(size=m)) < la)
+        return r, np.log(rng.uniform(size=m)) < la
 
     n = int(np.prod(size)) if size is not None else 1
     rho, acceptance = _batches(n, draw)
     return rho.reshape(() if size is None else size), acceptance
+
+
+def truncated_gamma(shape, scale, upper, size, rng):
+    """Exact draws of ``Gamma(shape, scale)`` conditioned on ``≤ upper`` (``upper`` may be ∞).
+
+    Far below the mode (``upper ≤ scale``): propose ``upper·U^(1/shape)`` and accept with
+    ``e^(−ρ/scale)``; when the truncation keeps most of the mass: plain draws, rejected above
+    ``upper``; otherwise inverse CDF through the regularised incomplete gamma function."""
+    if not np.isfinite(upper):
+        return rng.gamma(shape, scale, size=size)
+    t = upper / scale
+    if t <= 1.0:
+        out = np.empty(0)
+        while out.size < size:
+            r = upper * rng.uniform(size=2 * size) ** (1.0 / shape)
+            out = np.concatenate([out, r[rng.uniform(size=r.size) < np.exp(-r / scale)]])
+        return out[:size]
+    mass = gammainc(shape, t)
+    if mass > 0.3:
+        out = np.empty(0)
+        while out.size < size:
+            r = rng.gamma(shape, scale, size=2 * size)
+            out = np.concatenate([out, r[r <= upper]])
+        return out[:size]
+    return np.minimum(scale * gammaincinv(shape, rng.uniform(size=size) * mass), upper)
 
 
 # --- affine-invariant SPD -----------------------------------------------------------------
@@ -280,6 +304,28 @@ def spd_sampler_acceptance(k, sigma, rho_max=np.inf, trials=4000):
     iu = np.triu_indices(k, 1)
     a = rho[:, None] * np.abs(mu[:, iu[0]] - mu[:, iu[1]]) / 2.0
     return float(np.mean(np.exp(np.sum(_log_sinhc(a), axis=-1) - _spd_log_bound(rho, k))))
+
+
+def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng):
+    """``ρ`` with density ``∝ J(ρ) exp(−G(ρ)/σ)`` on ``[0, grid[-1]]`` where ``G`` is linear
+    between the ``grid`` points and ``log J`` is concave (sphere, Kendall): on each cell the
+    tangent of ``log J`` at the midpoint plus the exact linear ``−G/σ`` is an envelope.
+    Returns ``(rho, acceptance)``."""
+    a, b = grid[:-1], grid[1:]
+    c = 0.5 * (a + b)
+    slope_g = np.diff(G) / np.diff(grid)
+    beta = manifold.log_volume_slope(c) - slope_g / sigma
+    alpha = manifold.log_volume(c) - manifold.log_volume_slope(c) * c - (G[:-1] - slope_g * a) / sigma
+    env = _PiecewiseExponential(a, b, alpha, beta, _log_piece_mass(a, b, alpha, beta))
+
+    def draw(m):
+        r = env.sample(m, rng)
+        la = manifold.log_volume(r) - np.interp(r, grid, G) / sigma - env.log_envelope(r)
+        if np.any(la > 1e-9):
+            raise RuntimeError("radial envelope violated")
+        return r, np.log(rng.uniform(size=m)) < la
+
+    return _batches(size, draw, 0.9)
 
 
 # --- Metropolis–Hastings (cross-check only) -----------------------------------------------

@@ -63,20 +63,22 @@ def _initial_point(manifold, X, w):
     return X[int(np.argmax(w))]
 
 
-def enclosing_radius(manifold, X, start, n_iter=200):
+def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
     """Radius of a geodesic ball that contains every record: an upper bound on the smallest one.
 
     Geodesic Bădoiu–Clarkson iterations from ``start``: move the centre a fraction ``1/(t+2)``
     towards the farthest record; the best radius seen is returned (a certificate: that ball
-    contains all records)."""
+    contains all records). Stops early once a radius ``< enough`` is found."""
     c = start
-    best = float(np.max(manifold.dist(c, X)))
-    for t in range(n_iter):
+    best = np.inf
+    for t in range(n_iter + 1):
         d = manifold.dist(c, X)
         far = int(np.argmax(d))
         best = min(best, float(d[far]))
+        if best < enough or t == n_iter:
+            break
         c = manifold.exp(c, manifold.log(c, X[far]) / (t + 2))
-    return min(best, float(np.max(manifold.dist(c, X))))
+    return best
 
 
 def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, max_iter=1000, check_assumption=True):
@@ -123,7 +125,7 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
     if not converged:
         warnings.warn(f"frechet_mean did not reach tol={tol:g} in max_iter={max_iter} steps", RuntimeWarning, stacklevel=2)
     if check_assumption and manifold.curvature_bounds[1] > 0:
-        if enclosing_radius(manifold, X, mu) >= manifold.assumption_radius:
+        if enclosing_radius(manifold, X, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
             raise CurvatureAssumptionError(
                 f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
                 "the Fréchet mean may not be unique (SPEC §3, Assumption 1); pass check_assumption=False to skip"

@@ -1,0 +1,71 @@
+"""Shared pieces of the experiments: progress bars, seeds, band plots, the result record."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment hands to the report: data for the figure and the comparison."""
+
+    id: str
+    title: str
+    paper_claim: str
+    ours: str
+    comparison: str
+    data: dict = field(default_factory=dict)
+    figures: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def progress(iterable, desc, total=None):
+    """A tqdm bar on stderr when tqdm is installed, the plain iterable otherwise."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm ships with the experiments extra
+        return iterable
+    return tqdm(iterable, desc=desc, total=total, leave=False, dynamic_ncols=True)
+
+
+def mean_se(values, axis=-1):
+    v = np.asarray(values, float)
+    return v.mean(axis=axis), v.std(axis=axis, ddof=1) / np.sqrt(v.shape[axis])
+
+
+def band_plot(ax, x, curves, ylabel, xlabel="n", logy=False):
+    """Mean ± 2 SE bands, one per named curve ``{label: (mean, se)}``."""
+    for label, (m, se) in curves.items():
+        line, = ax.plot(x, m, marker="o", ms=3, label=label)
+        ax.fill_between(x, m - 2 * se, m + 2 * se, color=line.get_color(), alpha=0.2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def figure(ncols=2, width=5.0, height=3.8):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    return fig, axes[0]
+
+
+def save(fig, out_dir, name):
+    import matplotlib.pyplot as plt
+
+    path = out_dir / f"{name}.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def pct_less(a, b):
+    """How much smaller ``a`` is than ``b``, in percent of ``b``."""
+    return 100.0 * (1.0 - np.asarray(a) / np.asarray(b))
