@@ -61,7 +61,7 @@ def report(results, config, out_dir):
     fig, (a, b) = figure()
     for n, pts in zip(ns, results["sens_points"]):
         a.scatter(np.full(len(pts), n), pts, s=6, color="tab:blue", alpha=0.4)
-    a.plot(ns, results["sens_mean"], color="tab:blue", label="mean ρ(x̄, x̄')")
+    a.plot(ns, results["sens_mean"], color="k", label="mean ρ(x̄, x̄')")
     a.plot(ns, results["bound"], color="tab:red", label="Thm 2 bound 2r/n")
     a.set_xlabel("n"); a.set_ylabel("ρ(x̄, x̄')"); a.legend(fontsize=8); a.grid(alpha=0.3)
     curves = {"Riemannian Laplace": tuple(np.array(results["err_manifold"]).T),

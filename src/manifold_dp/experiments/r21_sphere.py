@@ -57,7 +57,7 @@ def report(results, config, out_dir):
     fig, (a, b) = figure()
     for n, pts in zip(ns, results["sens_points"]):
         a.scatter(np.full(len(pts), n), pts, s=6, color="tab:blue", alpha=0.4)
-    a.plot(ns, [np.mean(p) for p in results["sens_points"]], color="tab:blue", label="mean ρ(x̄, x̄')")
+    a.plot(ns, [np.mean(p) for p in results["sens_points"]], color="k", label="mean ρ(x̄, x̄')")
     for label, b_ in results["bounds"].items():
         a.plot(ns, b_, label=f"bound, {label}")
     a.set_yscale("log"); a.set_xlabel("n"); a.set_ylabel("ρ(x̄, x̄')"); a.legend(fontsize=7); a.grid(alpha=0.3)

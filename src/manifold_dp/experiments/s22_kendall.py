@@ -72,6 +72,10 @@ def run(config, rng):
     return dict(err=err, mean=mean, examples=examples, n=n, radius=radius, kendall_k=kendall.k_landmarks)
 
 
+def names_of(results):
+    return list(results["err"])
+
+
 def report(results, config, out_dir):
     kendall = KendallShape2D(results["kendall_k"])
     eps = np.array(config["epsilons"])
@@ -82,9 +86,9 @@ def report(results, config, out_dir):
     for ax, key in zip(axes[1:], ["KNG", "landmark Laplace (aligned)", "landmark Laplace (no alignment)"]):
         for x in results["examples"].get(key, []):
             p = kendall.to_landmarks(kendall.align(mean, x))
-            ax.plot(np.append(p[:, 0], p[0, 0]), np.append(p[:, 1], p[0, 1]), lw=0.8, alpha=0.7)
+            ax.scatter(p[:, 0], p[:, 1], s=6, alpha=0.6)
         q = kendall.to_landmarks(mean)
-        ax.plot(np.append(q[:, 0], q[0, 0]), np.append(q[:, 1], q[0, 1]), "k-", lw=2, label="mean shape")
+        ax.scatter(q[:, 0], q[:, 1], s=22, color="k", marker="x", label="mean shape")
         ax.set_title(f"{key}, ε = {SHOW_EPSILON:g}", fontsize=8)
         ax.set_aspect("equal"); ax.set_xticks([]); ax.set_yticks([])
     name = save(fig, out_dir, "s22_f23_kendall_wings")
@@ -92,7 +96,12 @@ def report(results, config, out_dir):
     i1 = int(np.argmin(np.abs(eps - SHOW_EPSILON)))
     ours = (f"n = {results['n']} private wings, r = {results['radius']:.3f}; at ε = {SHOW_EPSILON:g} mean shape distance: "
             + ", ".join(f"{k} {v[i1]:.4f}" for k, v in e.items()))
-    comparison = ("Same ordering as the paper's pictures: intrinsic releases stay close to the mean wing, landmark-wise "
-                  "Laplace is several times farther and scrambles the outline, and skipping rotational alignment is worse "
-                  "still. Different data (wings, not corpus callosa), so only the qualitative claim is comparable.")
+    kng, lap, land, raw = (e[k][i1] for k in names_of(results))
+    comparison = (f"Alignment matters exactly as the paper shows: without it the landmark release is {raw / land:.0f}× farther "
+                  "from the mean shape. But with certified calibrations on these wings the aligned landmark-wise Laplace is "
+                  f"{'as close as' if land >= 0.9 * min(kng, lap) else 'closer than'} the intrinsic releases "
+                  f"(KNG {kng / land:.2f}×, Laplace {lap / land:.2f}× its error): the intrinsic mechanisms pay 1/h ≈ 1.6 "
+                  "(Laplace) or σ = 2Δ/ε (KNG) for the curvature bound κmax = 4 over r = 0.25, while the aligned landmarks "
+                  "sit in a chordal ball of radius 2 sin(r/2) in 2k = 36 coordinates. The paper's pictures used the corpus "
+                  "callosum, an MCMC sampler and no stated calibration, so we cannot tell which of these its figures reflect.")
     return ExperimentResult(ID, TITLE, CLAIM, ours, comparison + " Data: " + DATA_CITATION, figures=[name])
