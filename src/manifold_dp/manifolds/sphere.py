@@ -55,13 +55,19 @@ class Sphere(Manifold):
         e[-1] = self.radius
         return e
 
-    def _angle(self, x, y):
-        # 2·atan2(‖x−y‖, ‖x+y‖) is accurate at both ends, unlike arccos of the inner product
-        return 2.0 * np.arctan2(np.linalg.norm(x - y, axis=-1), np.linalg.norm(x + y, axis=-1))
+    def _polar(self, x, y):
+        """``(θ, w, s)``: angle, the part of ``y/R`` orthogonal to ``x/R`` and its norm ``sin θ``.
+
+        ``θ = atan2(‖w‖, ⟨x,y⟩/R²)`` is accurate near 0 and near π, unlike ``arccos``."""
+        u, v = (x, y) if self.radius == 1.0 else (x / self.radius, y / self.radius)
+        c = np.einsum("...i,...i->...", u, v)[..., None]  # einsum: fast on a short last axis
+        w = v - c * u
+        s = np.sqrt(np.einsum("...i,...i->...", w, w))[..., None]
+        return np.arctan2(s, c), w, s
 
     def dist(self, x, y):
-        x, y = np.asarray(x, float), np.asarray(y, float)
-        return self.radius * self._angle(x, y)
+        theta, _, _ = self._polar(np.asarray(x, float), np.asarray(y, float))
+        return self.radius * theta[..., 0]
 
     def inner(self, x, u, v):
         return np.sum(np.asarray(u) * np.asarray(v), axis=-1)
@@ -74,9 +80,10 @@ class Sphere(Manifold):
 
     def log(self, x, y):
         x, y = np.asarray(x, float), np.asarray(y, float)
-        theta = self._angle(x, y)[..., None]
-        w = y - np.cos(theta) * x
-        v = _sinc_ratio(theta) * w
+        theta, w, s = self._polar(x, y)
+        # log = R θ w/‖w‖ = R (θ/sin θ) w, with θ/sin θ → 1 at θ = 0
+        ratio = np.where(s > 1e-300, theta / np.where(s > 1e-300, s, 1.0), 1.0)
+        v = self.radius * ratio * w
         antipodal = theta[..., 0] > np.pi - 1e-7
         if np.any(antipodal):
             v = np.where(antipodal[..., None], self._fixed_direction(x) * (np.pi * self.radius), v)

@@ -196,7 +196,7 @@ class KNormGradient:
             out.append(y[keep])
             have += int(keep.sum())
         draws = np.concatenate(out)[:n]
-        return draws.reshape(shape + tuple(m.point_shape)), n / proposed
+        return draws.reshape(shape + tuple(m.point_shape)), have / proposed
 
     def _radial_envelope(self, X, mu, e, cells=400):
         """A data-dependent lower bound ``G(ρ) ≤ ‖∇F(x)‖`` at ``ρ = ρ(x̄, x)``, tighter than ``hρ``.

@@ -122,9 +122,12 @@ class _PiecewiseExponential:
     beta: np.ndarray
     log_mass: np.ndarray
 
-    def sample(self, m, rng):
+    def __post_init__(self):
         p = np.exp(self.log_mass - logsumexp(self.log_mass))
-        j = rng.choice(len(p), size=m, p=p / p.sum())
+        object.__setattr__(self, "_cdf", np.cumsum(p) / p.sum())
+
+    def sample(self, m, rng):
+        j = np.minimum(np.searchsorted(self._cdf, rng.uniform(size=m), side="right"), len(self._cdf) - 1)
         a, b, beta = self.left[j], self.right[j], self.beta[j]
         u = rng.uniform(size=m)
         width = np.where(np.isfinite(b), b - a, np.inf)

@@ -53,6 +53,23 @@ def riemannian_gradient(manifold, x, X, weights=None):
     return -np.tensordot(logs, w, axes=([nb], [0]))
 
 
+CHUNK = 1 << 17  # records per block: bounds the temporary memory of one Karcher step
+
+
+def _blocks(n, chunk=CHUNK):
+    return [slice(i, min(i + chunk, n)) for i in range(0, n, chunk)]
+
+
+def _dists(manifold, x, X):
+    """``ρ(x, X_i)`` for all records, block by block."""
+    return np.concatenate([manifold.dist(x, X[b]) for b in _blocks(len(X))])
+
+
+def _log_sum(manifold, x, X, w):
+    """``Σ w_i log_x(X_i)``, block by block."""
+    return sum(_weighted_sum(w[b], manifold.log(x, X[b])) for b in _blocks(len(X)))
+
+
 def _initial_point(manifold, X, w):
     if isinstance(manifold, KendallShape2D):
         return manifold.procrustes_mean(X, w)
@@ -72,7 +89,7 @@ def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
     c = start
     best = np.inf
     for t in range(n_iter + 1):
-        d = manifold.dist(c, X)
+        d = _dists(manifold, c, X)
         far = int(np.argmax(d))
         best = min(best, float(d[far]))
         if best < enough or t == n_iter:
@@ -94,12 +111,14 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
     that no ball of radius ``< r*`` is found to contain (``enclosing_radius``) raises
     ``CurvatureAssumptionError``.
     """
-    X = np.asarray(X, dtype=manifold.dtype)
+    if not (isinstance(X, np.ndarray) and X.dtype == manifold.dtype):  # keeps a memmap a memmap
+        X = np.asarray(X, dtype=manifold.dtype)
     if X.ndim != len(manifold.point_shape) + 1 or X.shape[0] == 0:
         raise ValueError(f"X must have shape (n, {', '.join(map(str, manifold.point_shape))}) with n >= 1, got {X.shape}")
-    ok, reason = manifold.check_point(X)
-    if not ok:
-        raise ValueError(f"X holds records that are not points of {manifold!r}: {reason}")
+    for b in _blocks(len(X)):
+        ok, reason = manifold.check_point(X[b])
+        if not ok:
+            raise ValueError(f"X holds records that are not points of {manifold!r}: {reason}")
     if not (0 < step <= 1):
         raise ValueError(f"step must be in (0, 1], got {step!r}")
     w = _weights(X.shape[0], weights)
@@ -110,11 +129,11 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
         return FrechetMeanResult(expm_sym(_weighted_sum(w, logm_spd(X))), 0, True, 0.0)
 
     mu = _initial_point(manifold, X, w) if init is None else manifold.validate_point(init, "init")
-    spread = float(np.max(manifold.dist(mu, X)))
+    spread = float(np.max(_dists(manifold, mu, X)))
     threshold = tol * max(spread, 1.0)
     converged, n_iter, gnorm = False, 0, np.inf
     for n_iter in range(max_iter + 1):
-        g = _weighted_sum(w, manifold.log(mu, X))
+        g = _log_sum(manifold, mu, X, w)
         gnorm = float(manifold.norm(mu, g))
         if gnorm <= threshold:
             converged = True
