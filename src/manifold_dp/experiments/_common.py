@@ -66,6 +66,12 @@ def save(fig, out_dir, name):
     return path.name
 
 
+def relative(a, b):
+    """``"12% less"`` / ``"30% more"``: the error ``a`` against ``b``."""
+    p = float(np.mean(pct_less(a, b)))
+    return f"{abs(p):.0f}% {'less' if p >= 0 else 'more'}"
+
+
 def pct_less(a, b):
     """How much smaller ``a`` is than ``b``, in percent of ``b``."""
     return 100.0 * (1.0 - np.asarray(a) / np.asarray(b))

@@ -69,7 +69,7 @@ def report(results, config, out_dir):
     parts = []
     for label, v in results["err"].items():
         red = pct_less(np.array(v)[:, 0], eu)
-        parts.append(f"{label}: {red[0]:.1f}% less error at n={ns[0]}, {red[-1]:.1f}% at n={ns[-1]}")
+        parts.append(f"{label}: {red[0]:+.1f}% error reduction at n={ns[0]}, {red[-1]:+.1f}% at n={ns[-1]}")
     worst = max(max(p) / b_ for p, b_ in zip(results["sens_points"], results["bounds"]["Rauch (ours, tight)"]))
     ours = "; ".join(parts) + f". Max observed ρ(x̄,x̄')/tight bound = {worst:.2f}."
     h = hessian_lower_bound(R, 1.0)

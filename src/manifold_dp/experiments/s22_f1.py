@@ -15,7 +15,7 @@ from ..manifolds._matrix import vech
 from ..privacy import AmbientNoise, KNormGradient, RiemannianLaplace, ambient_sensitivity, frechet_mean_sensitivity
 from ..privacy.release import prepare_records
 from ..stats import frechet_mean
-from ._common import ExperimentResult, band_plot, figure, mean_se, pct_less, progress, save
+from ._common import ExperimentResult, band_plot, figure, mean_se, progress, relative, save
 
 ID = "S22-F1"
 TITLE = "2022 Fig. 1: KNG vs Riemannian Laplace vs Euclidean Laplace (S² and SPD(2)), ε = 1"
@@ -67,8 +67,8 @@ def report(results, config, out_dir):
     sph = {k: np.array(v)[:, 0] for k, v in results["sphere"].items()}
     spd = {k: np.array(v)[:, 0] for k, v in results["spd"].items()}
     best = min(sph, key=lambda k: sph[k].mean())
-    ours = (f"S²: lowest mean error {best}; KNG vs Riemannian Laplace {np.mean(pct_less(sph['KNG'], sph['Riemannian Laplace'])):.0f}% less, "
-            f"vs projected Euclidean {np.mean(pct_less(sph['KNG'], sph['Euclidean Laplace (projected)'])):.0f}% less. "
+    ours = (f"S²: lowest mean error {best}; KNG has {relative(sph['KNG'], sph['Riemannian Laplace'])} error than the Riemannian Laplace, "
+            f"{relative(sph['KNG'], sph['Euclidean Laplace (projected)'])} than the projected Euclidean Laplace. "
             f"SPD(2): KNG/Laplace error ratio {np.mean(spd['KNG'] / spd['Riemannian Laplace']):.2f}, "
             f"Euclidean (projected)/KNG {np.mean(spd['Euclidean Laplace (projected)'] / spd['KNG']):.1f}×.")
     comparison = ("We do not reproduce 'KNG best'. With SPEC's calibrations the unrestricted Laplace uses σ = Δ/ε = 2rL/(nhε) "
