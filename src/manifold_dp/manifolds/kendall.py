@@ -134,11 +134,3 @@ class KendallShape2D(Manifold):
         """``d/dρ log J(ρ) = (2m−1) cot ρ − tan ρ``."""
         rho = np.asarray(rho, float)
         return (2 * self.k_landmarks - 5) / np.tan(rho) - np.tan(rho)
-
-    def procrustes_mean(self, x, weights=None):
-        """Full Procrustes mean: leading eigenvector of ``Σ w_i x_i x_iᴴ`` (Kent 1994)."""
-        x = np.asarray(x, complex)
-        w = np.full(x.shape[0], 1.0 / x.shape[0]) if weights is None else np.asarray(weights, float)
-        s = np.einsum("n,ni,nj->ij", w, x, np.conj(x))
-        _, vecs = np.linalg.eigh(s)
-        return self.project(vecs[:, -1])

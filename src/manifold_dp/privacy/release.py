@@ -12,7 +12,8 @@ import numpy as np
 from .._random import as_generator
 from .._validation import check_delta, check_epsilon, check_radius
 from ..manifolds import Euclidean, KendallShape2D, SPDLogEuclidean
-from ..stats.frechet import frechet_mean, riemannian_gradient
+from ..stats._records import is_dask
+from ..stats.frechet import frechet_mean, gradient_norm
 from .accounting import GaussianEvent, PureEvent
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
 from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian
@@ -74,13 +75,27 @@ def prepare_records(manifold, X, center, radius):
     return X, int(np.sum(~ok))
 
 
+def _prepare_dask(manifold, X, center, radius):
+    """SPEC §5 inside the map step: each block of records is sanitised and clipped on its worker."""
+    if X.ndim != len(manifold.point_shape) + 1 or tuple(X.shape[1:]) != tuple(manifold.point_shape):
+        raise ValueError(f"X must have shape (n, {', '.join(map(str, manifold.point_shape))}), got {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError("X must hold at least one record (n >= 1)")
+    X = X.rechunk({i: -1 for i in range(1, X.ndim)})
+    return X.map_blocks(_prepare_block, manifold, center, radius, dtype=manifold.dtype)
+
+
+def _prepare_block(block, manifold, center, radius):
+    return prepare_records(manifold, block, center, radius)[0]
+
+
 def _certified_mean(manifold, X, radius, sensitivity):
     """The Fréchet mean within ``OPTIMISATION_SLACK·Δ`` of the exact one: by ``h``-strong
     convexity ``ρ(μ, x̄) ≤ ‖∇F(μ)‖/h`` (SPEC §2); iterate until that is met."""
     h = hessian_lower_bound(radius, manifold.curvature_bounds[1])
     target = OPTIMISATION_SLACK * sensitivity * h
     res = frechet_mean(manifold, X, tol=min(1e-12, target), max_iter=20_000, check_assumption=False)
-    gnorm = float(manifold.norm(res.point, riemannian_gradient(manifold, res.point, X)))
+    gnorm = gradient_norm(manifold, res.point, X)
     if gnorm > target:
         # A numerical failure, not a data-dependent fallback: nothing is released.
         raise RuntimeError("the Fréchet mean could not be certified to the required accuracy; nothing was released")
@@ -113,7 +128,12 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
     if mechanism == "tangent_gaussian" and not isinstance(manifold, (SPDLogEuclidean, Euclidean)):
         raise ValueError(f"mechanism='tangent_gaussian' needs SPDLogEuclidean or Euclidean, got {manifold!r}")
     rng = as_generator(rng)
-    records, _ = prepare_records(manifold, X, center, radius)
+    if is_dask(X):
+        if mechanism == "kng":
+            raise ValueError("mechanism='kng' evaluates ∇F over all records at every proposal: not supported on Dask arrays")
+        records = _prepare_dask(manifold, X, center, radius)
+    else:
+        records, _ = prepare_records(manifold, X, center, radius)
     n = records.shape[0]
 
     if mechanism.startswith("ambient") or mechanism == "coordinate_laplace":
@@ -201,7 +221,8 @@ def _ambient_release(manifold, records, center, radius, epsilon, delta, mechanis
     _check_budget(accountant, event)
     floor = float(np.linalg.eigvalsh(center)[0] * np.exp(-radius)) if hasattr(manifold, "k") else 1e-12
     mech = AmbientNoise(manifold, kind, sigma, project=True, floor=floor)
-    mean = np.mean(mech.to_ambient(records), axis=0)
+    mean = (records.map_blocks(mech.to_ambient, dtype=float, drop_axis=list(range(2, records.ndim)), chunks=(records.chunks[0], (D,))).mean(axis=0).compute()
+            if is_dask(records) else np.mean(mech.to_ambient(records), axis=0))
     point = mech.sample(mean, rng=rng)
     cert = {"manifold": repr(manifold), "n": n, "radius": radius, "epsilon": epsilon, "delta": delta or 0.0,
             "mechanism": f"ambient {kind} on the Euclidean mean, projected", "theorem": thm,

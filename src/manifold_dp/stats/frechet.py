@@ -11,6 +11,7 @@ import numpy as np
 
 from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
 from ..manifolds._matrix import expm_sym, logm_spd
+from ._records import Records, block_weights
 
 
 @dataclass(frozen=True)
@@ -27,15 +28,6 @@ class CurvatureAssumptionError(ValueError):
     """The data do not lie in a ball small enough for the Fréchet mean to be unique."""
 
 
-def _weights(n, weights):
-    if weights is None:
-        return np.full(n, 1.0 / n)
-    w = np.asarray(weights, dtype=float)
-    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError(f"weights must be {n} finite non-negative numbers with a positive sum")
-    return w / w.sum()
-
-
 def _weighted_sum(w, v):
     return np.tensordot(w, v, axes=(0, 0))
 
@@ -46,38 +38,59 @@ def riemannian_gradient(manifold, x, X, weights=None):
     ``x`` has shape ``(..., *point_shape)``; the result has the same shape.
     """
     X = np.asarray(X)
-    w = _weights(X.shape[0], weights)
+    w = np.full(X.shape[0], 1.0 / X.shape[0]) if weights is None else np.asarray(weights, float) / np.sum(weights)
     x = np.asarray(x)
     nb = x.ndim - len(manifold.point_shape)
     logs = manifold.log(np.expand_dims(x, nb), X)  # (..., n, *point_shape)
     return -np.tensordot(logs, w, axes=([nb], [0]))
 
 
-CHUNK = 1 << 17  # records per block: bounds the temporary memory of one Karcher step
+# -- block functions: pure, module level (they travel to Dask workers) ------------------------
+
+def _blk_check(block, w, n, manifold):
+    return manifold.check_point(np.asarray(block))
 
 
-def _blocks(n, chunk=CHUNK):
-    return [slice(i, min(i + chunk, n)) for i in range(0, n, chunk)]
+def _blk_log_sum(block, w, n, manifold, x):
+    return _weighted_sum(block_weights(block, w, n), manifold.log(x, np.asarray(block)))
 
 
-def _dists(manifold, x, X):
-    """``ρ(x, X_i)`` for all records, block by block."""
-    return np.concatenate([manifold.dist(x, X[b]) for b in _blocks(len(X))])
+def _blk_farthest(block, w, n, manifold, x):
+    d = manifold.dist(x, np.asarray(block))
+    i = int(np.argmax(d))
+    return float(d[i]), np.asarray(block)[i]
 
 
-def _log_sum(manifold, x, X, w):
-    """``Σ w_i log_x(X_i)``, block by block."""
-    return sum(_weighted_sum(w[b], manifold.log(x, X[b])) for b in _blocks(len(X)))
-
-
-def _initial_point(manifold, X, w):
+def _blk_init_stats(block, w, n, manifold):
+    """Partial sums for the starting point (and the closed forms)."""
+    block, w = np.asarray(block), block_weights(block, w, n)
     if isinstance(manifold, KendallShape2D):
-        return manifold.procrustes_mean(X, w)
-    if isinstance(manifold, SPDAffineInvariant):
-        return expm_sym(_weighted_sum(w, logm_spd(X)))
+        return np.einsum("n,ni,nj->ij", w, block, np.conj(block))
+    if isinstance(manifold, (SPDAffineInvariant, SPDLogEuclidean)):
+        return _weighted_sum(w, logm_spd(block))
+    return _weighted_sum(w, block)
+
+
+def _initial_point(manifold, stats):
+    if isinstance(manifold, KendallShape2D):
+        _, vecs = np.linalg.eigh(stats)  # full Procrustes mean (Kent 1994)
+        return manifold.project(vecs[:, -1])
+    if isinstance(manifold, (SPDAffineInvariant, SPDLogEuclidean)):
+        return expm_sym(stats)  # log-Euclidean mean
     if isinstance(manifold, (Sphere, Hyperbolic)):
-        return manifold.project(_weighted_sum(w, X))  # extrinsic mean, projected
-    return X[int(np.argmax(w))]
+        return manifold.project(stats)  # extrinsic mean, projected
+    return stats
+
+
+def gradient_norm(manifold, x, X):
+    """``‖∇F(x)‖`` for records in memory or in a Dask array (one map-reduce)."""
+    records = X if isinstance(X, Records) else Records(X, manifold)
+    return float(manifold.norm(x, sum(records.map(_blk_log_sum, manifold, x))))
+
+
+def _farthest(records, manifold, x):
+    parts = records.map(_blk_farthest, manifold, x)
+    return max(parts, key=lambda p: p[0])
 
 
 def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
@@ -86,15 +99,15 @@ def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
     Geodesic Bădoiu–Clarkson iterations from ``start``: move the centre a fraction ``1/(t+2)``
     towards the farthest record; the best radius seen is returned (a certificate: that ball
     contains all records). Stops early once a radius ``< enough`` is found."""
+    records = X if isinstance(X, Records) else Records(X, manifold)
     c = start
     best = np.inf
     for t in range(n_iter + 1):
-        d = _dists(manifold, c, X)
-        far = int(np.argmax(d))
-        best = min(best, float(d[far]))
+        d, far = _farthest(records, manifold, c)
+        best = min(best, d)
         if best < enough or t == n_iter:
             break
-        c = manifold.exp(c, manifold.log(c, X[far]) / (t + 2))
+        c = manifold.exp(c, manifold.log(c, far) / (t + 2))
     return best
 
 
@@ -111,29 +124,22 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
     that no ball of radius ``< r*`` is found to contain (``enclosing_radius``) raises
     ``CurvatureAssumptionError``.
     """
-    if not (isinstance(X, np.ndarray) and X.dtype == manifold.dtype):  # keeps a memmap a memmap
-        X = np.asarray(X, dtype=manifold.dtype)
-    if X.ndim != len(manifold.point_shape) + 1 or X.shape[0] == 0:
-        raise ValueError(f"X must have shape (n, {', '.join(map(str, manifold.point_shape))}) with n >= 1, got {X.shape}")
-    for b in _blocks(len(X)):
-        ok, reason = manifold.check_point(X[b])
+    records = Records(X, manifold, weights)
+    for ok, reason in records.map(_blk_check, manifold):
         if not ok:
             raise ValueError(f"X holds records that are not points of {manifold!r}: {reason}")
     if not (0 < step <= 1):
         raise ValueError(f"step must be in (0, 1], got {step!r}")
-    w = _weights(X.shape[0], weights)
+    stats = sum(records.map(_blk_init_stats, manifold))
+    if isinstance(manifold, (Euclidean, SPDLogEuclidean)):  # closed forms
+        return FrechetMeanResult(_initial_point(manifold, stats), 0, True, 0.0)
 
-    if isinstance(manifold, Euclidean):
-        return FrechetMeanResult(_weighted_sum(w, X), 0, True, 0.0)
-    if isinstance(manifold, SPDLogEuclidean):
-        return FrechetMeanResult(expm_sym(_weighted_sum(w, logm_spd(X))), 0, True, 0.0)
-
-    mu = _initial_point(manifold, X, w) if init is None else manifold.validate_point(init, "init")
-    spread = float(np.max(_dists(manifold, mu, X)))
+    mu = _initial_point(manifold, stats) if init is None else manifold.validate_point(init, "init")
+    spread = _farthest(records, manifold, mu)[0]
     threshold = tol * max(spread, 1.0)
     converged, n_iter, gnorm = False, 0, np.inf
     for n_iter in range(max_iter + 1):
-        g = _log_sum(manifold, mu, X, w)
+        g = sum(records.map(_blk_log_sum, manifold, mu))  # one map-reduce per Karcher step
         gnorm = float(manifold.norm(mu, g))
         if gnorm <= threshold:
             converged = True
@@ -144,7 +150,7 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
     if not converged:
         warnings.warn(f"frechet_mean did not reach tol={tol:g} in max_iter={max_iter} steps", RuntimeWarning, stacklevel=2)
     if check_assumption and manifold.curvature_bounds[1] > 0:
-        if enclosing_radius(manifold, X, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
+        if enclosing_radius(manifold, records, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
             raise CurvatureAssumptionError(
                 f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
                 "the Fréchet mean may not be unique (SPEC §3, Assumption 1); pass check_assumption=False to skip"
