@@ -22,6 +22,14 @@ def _size_tuple(size):
     return () if size is None else tuple(np.atleast_1d(size))
 
 
+def laplace_sigma_limit(manifold):
+    """Largest ``σ`` (exclusive) for which the unrestricted Laplace law is integrable."""
+    if isinstance(manifold, SPDAffineInvariant):
+        return 1.0 / manifold.laplace_integrability_constant if manifold.k > 1 else np.inf
+    c = manifold.volume_growth_rate
+    return 1.0 / c if c > 0 else np.inf
+
+
 @dataclass(frozen=True)
 class RiemannianLaplace:
     """Riemannian Laplace law: density ``∝ exp(−ρ(η, x)/σ)`` w.r.t. the Riemannian volume,
@@ -61,11 +69,7 @@ class RiemannianLaplace:
 
     @property
     def sigma_limit(self):
-        """Largest ``σ`` (exclusive) for which the unrestricted law is integrable."""
-        if isinstance(self.manifold, SPDAffineInvariant):
-            return 1.0 / self.manifold.laplace_integrability_constant if self.manifold.k > 1 else np.inf
-        c = self.manifold.volume_growth_rate
-        return 1.0 / c if c > 0 else np.inf
+        return laplace_sigma_limit(self.manifold)
 
     @property
     def integrable(self):

@@ -11,12 +11,14 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_delta, check_epsilon, check_radius
-from ..manifolds import Euclidean, KendallShape2D, SPDLogEuclidean
+from scipy.stats import gamma as gamma_dist
+
+from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean
 from ..stats._records import is_dask
 from ..stats.frechet import frechet_mean, gradient_norm
 from .accounting import GaussianEvent, PureEvent
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
-from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian
+from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian, laplace_sigma_limit
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound
 
 MECHANISMS = ("laplace", "kng", "tangent_gaussian", "ambient_laplace", "ambient_gaussian", "coordinate_laplace")
@@ -152,6 +154,10 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
     if mechanism == "tangent_gaussian":
         sigma = (analytic_gaussian_sigma if calibration == "analytic" else classical_gaussian_sigma)(epsilon, delta, sens)
         event = GaussianEvent(sigma / sens)
+        _check_scale(manifold, center, radius, 3.0 * sigma)  # a Gaussian norm tail is lighter than Gamma(d, 3σ)'s
+    elif mechanism == "laplace":
+        _check_scale(manifold, center, radius, sens / epsilon,
+                     restricted=restrict or sens / epsilon >= laplace_sigma_limit(manifold))
     _check_budget(accountant, event)
     mean = _certified_mean(manifold, records, radius, sens)
 
@@ -172,6 +178,7 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
                     restriction=f"B_r(center), r = {radius:g}",
                     sampler="exact rejection from a restricted Laplace envelope (2022 Lemma 1)",
                     sampler_acceptance="withheld: it depends on the data")
+    _check_representable(manifold, point, cert["scale"])
     if accountant is not None:
         accountant.spend(event)
     return PrivateRelease(point, epsilon, delta or 0.0, cert["mechanism"], sens, cert["scale"], cert)
@@ -179,16 +186,14 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
 
 def _laplace(manifold, mean, center, radius, epsilon, sens, restrict, rng, cert):
     unrestricted_sigma = sens / epsilon
-    probe = RiemannianLaplace.__new__(RiemannianLaplace)
-    object.__setattr__(probe, "manifold", manifold)
-    object.__setattr__(probe, "sigma", unrestricted_sigma)
-    use_restricted = restrict or unrestricted_sigma >= probe.sigma_limit
+    limit = laplace_sigma_limit(manifold)
+    use_restricted = restrict or unrestricted_sigma >= limit
     if use_restricted:
         sigma = 2.0 * sens / epsilon
         mech = RiemannianLaplace(manifold, sigma, restrict_to=(center, radius))
         rule = "σ = 2Δ/ε (restricted to the ball: normalising constant depends on the footpoint)"
         if not restrict:
-            rule += f"; the unrestricted law is not integrable at σ = Δ/ε (needs σ < {probe.sigma_limit:.4g})"
+            rule += f"; the unrestricted law is not integrable at σ = Δ/ε (needs σ < {limit:.4g})"
         restriction = f"B_r(center), r = {radius:g}"
     else:
         sigma = unrestricted_sigma
@@ -229,9 +234,31 @@ def _ambient_release(manifold, records, center, radius, epsilon, delta, mechanis
             "sensitivity": sens, "sensitivity_bound": "ambient ball radius r_E (2021 Prop. 1 / chord)",
             "scale": sigma, "scale_rule": rule, "restriction": "none (projection back onto the manifold is post-processing)",
             "sampler": "exact", "sampler_acceptance": 1.0}
+    _check_representable(manifold, point, sigma)
     if accountant is not None:
         accountant.spend(event)
     return PrivateRelease(point, epsilon, delta or 0.0, cert["mechanism"], sens, sigma, cert)
+
+
+LOG_FLOAT_MAX = 700.0  # exp overflows float64 past ~709.78
+
+
+def _check_scale(manifold, center, radius, sigma, restricted=False):
+    """Refuse, from public parameters only, a noise scale whose release would overflow float64
+    (eigenvalues e^λ on SPD, cosh ρ on hyperbolic space) with probability above 1e-12."""
+    if restricted or not isinstance(manifold, (SPDAffineInvariant, SPDLogEuclidean, Hyperbolic)):
+        return
+    reach = gamma_dist.isf(1e-12, manifold.dim, scale=sigma)  # Laplace radius; covers the Gaussian norm too
+    base = float(np.max(np.abs(np.log(np.linalg.eigvalsh(center))))) if hasattr(manifold, "k") else float(manifold.dist(manifold.origin, center))
+    if base + radius + reach > LOG_FLOAT_MAX:
+        raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
+                         "increase epsilon or n, or shrink radius")
+
+
+def _check_representable(manifold, point, sigma):
+    """A release that overflowed (probability < 1e-12 after ``_check_scale``) is not returned."""
+    if not manifold.check_point(point)[0]:
+        raise ValueError(f"the release at noise scale sigma={sigma:.4g} is not representable in float64 on {manifold!r}; nothing was released")
 
 
 def _bound_name(manifold, bound, kind):
