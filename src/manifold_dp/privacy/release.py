@@ -60,6 +60,8 @@ def prepare_records(manifold, X, center, radius):
         if not np.iscomplexobj(X) and X.ndim == 3 and X.shape[-1] == 2:
             with np.errstate(all="ignore"):
                 X = manifold.preshape(X)
+    if np.iscomplexobj(X) and not np.issubdtype(np.dtype(manifold.dtype), np.complexfloating):
+        raise TypeError(f"X must be real-valued for {manifold!r}, got complex records")
     try:
         X = np.asarray(X, dtype=manifold.dtype)
     except (TypeError, ValueError):

@@ -58,7 +58,7 @@ def _blk_log_sum(block, w, n, manifold, x):
 def _blk_farthest(block, w, n, manifold, x):
     d = manifold.dist(x, np.asarray(block))
     i = int(np.argmax(d))
-    return float(d[i]), np.asarray(block)[i]
+    return float(d[i]), np.array(np.asarray(block)[i])  # a copy: a view would keep the whole block alive
 
 
 def _blk_init_stats(block, w, n, manifold):
