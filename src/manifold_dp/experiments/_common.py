@@ -46,6 +46,18 @@ def band_plot(ax, x, curves, ylabel, xlabel="n", logy=False):
     ax.legend(fontsize=8)
 
 
+def sensitivity_panel(ax, ns, points, bounds, logy=False):
+    """Neighbouring-pair distances ρ(x̄, x̄') as dots, their mean, and bound lines ``{label: values}``."""
+    for n, pts in zip(ns, points):
+        ax.scatter(np.full(len(pts), n), pts, s=6, color="tab:blue", alpha=0.4)
+    ax.plot(ns, [np.mean(p) for p in points], color="k", label="mean ρ(x̄, x̄')")
+    for label, values in bounds.items():
+        ax.plot(ns, values, label=label)
+    ax.set_xlabel("n"); ax.set_ylabel("ρ(x̄, x̄')"); ax.legend(fontsize=7); ax.grid(alpha=0.3)
+    if logy:
+        ax.set_yscale("log")
+
+
 def figure(ncols=2, width=5.0, height=3.8):
     import matplotlib
 

@@ -13,7 +13,7 @@ from ..manifolds import SPDAffineInvariant
 from ..manifolds._matrix import invvech, vech
 from ..privacy import RiemannianLaplace, frechet_mean_sensitivity
 from ..stats import frechet_mean
-from ._common import ExperimentResult, band_plot, figure, mean_se, progress, save
+from ._common import ExperimentResult, band_plot, figure, mean_se, progress, save, sensitivity_panel
 
 ID = "R21-F1ab"
 TITLE = "2021 Fig. 1 (panels 1-2): SPD(2) affine-invariant — sensitivity and utility"
@@ -32,14 +32,13 @@ def _ball_l2_laplace(D, sigma, rng, size):
 def run(config, rng):
     spd = SPDAffineInvariant(2)
     r_e = np.expm1(RADIUS)
-    out = {k: [] for k in ("sens_points", "sens_mean", "bound", "err_manifold", "err_euclid", "not_pd")}
+    out = {k: [] for k in ("sens_points", "bound", "err_manifold", "err_euclid", "not_pd")}
     for n in progress(config["ns"], "R21-F1ab n"):
         dists = []
         for _ in range(config["pairs"]):
             X = wishart_spd(n + 1, 2, max_radius=RADIUS, rng=rng)
             dists.append(spd.dist(frechet_mean(spd, X[:n]).point, frechet_mean(spd, np.concatenate([X[: n - 1], X[n:]])).point))
         out["sens_points"].append(dists)
-        out["sens_mean"].append(float(np.mean(dists)))
         delta = frechet_mean_sensitivity(spd, n=n, radius=RADIUS)
         out["bound"].append(delta)
         lap = RiemannianLaplace(spd, delta / EPSILON)
@@ -59,11 +58,7 @@ def run(config, rng):
 def report(results, config, out_dir):
     ns = np.array(config["ns"])
     fig, (a, b) = figure()
-    for n, pts in zip(ns, results["sens_points"]):
-        a.scatter(np.full(len(pts), n), pts, s=6, color="tab:blue", alpha=0.4)
-    a.plot(ns, results["sens_mean"], color="k", label="mean ρ(x̄, x̄')")
-    a.plot(ns, results["bound"], color="tab:red", label="Thm 2 bound 2r/n")
-    a.set_xlabel("n"); a.set_ylabel("ρ(x̄, x̄')"); a.legend(fontsize=8); a.grid(alpha=0.3)
+    sensitivity_panel(a, ns, results["sens_points"], {"Thm 2 bound 2r/n": results["bound"]})
     curves = {"Riemannian Laplace": tuple(np.array(results["err_manifold"]).T),
               "Euclidean Laplace on vech (paper baseline)": tuple(np.array(results["err_euclid"]).T)}
     band_plot(b, ns, curves, "‖vech x̄ − vech x̃‖")

@@ -13,7 +13,7 @@ from ..manifolds import Sphere
 from ..privacy import RiemannianLaplace
 from ..privacy.sensitivity import hessian_lower_bound, log_lipschitz
 from ..stats import frechet_mean
-from ._common import ExperimentResult, band_plot, figure, mean_se, pct_less, progress, save
+from ._common import ExperimentResult, band_plot, figure, mean_se, pct_less, progress, save, sensitivity_panel
 from .r21_f2 import max_log_spread
 
 ID = "R21-F1cd"
@@ -55,12 +55,7 @@ def run(config, rng):
 def report(results, config, out_dir):
     ns = np.array(config["ns"])
     fig, (a, b) = figure()
-    for n, pts in zip(ns, results["sens_points"]):
-        a.scatter(np.full(len(pts), n), pts, s=6, color="tab:blue", alpha=0.4)
-    a.plot(ns, [np.mean(p) for p in results["sens_points"]], color="k", label="mean ρ(x̄, x̄')")
-    for label, b_ in results["bounds"].items():
-        a.plot(ns, b_, label=f"bound, {label}")
-    a.set_yscale("log"); a.set_xlabel("n"); a.set_ylabel("ρ(x̄, x̄')"); a.legend(fontsize=7); a.grid(alpha=0.3)
+    sensitivity_panel(a, ns, results["sens_points"], {f"bound, {k}": v for k, v in results["bounds"].items()}, logy=True)
     curves = {f"Laplace, {k}": tuple(np.array(v).T) for k, v in results["err"].items()}
     curves["Euclidean Laplace in R³"] = tuple(np.array(results["err_euclid"]).T)
     band_plot(b, ns, curves, "‖x̄ − x̃‖", logy=True)
