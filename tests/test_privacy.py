@@ -192,3 +192,18 @@ def test_bad_records_are_replaced_without_revealing_them():
     with pytest.raises(ValueError) as err:
         private_frechet_mean(np.full((3, 4), marker), s, center=s.origin, radius=0.4, epsilon=1.0)
     assert "123456" not in str(err.value)
+
+
+def test_round_to_snaps_the_release_to_a_public_grid():
+    s = Sphere(2)
+    X = sphere_cap(40, rng=7)
+    a = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, round_to=1e-3, rng=8)
+    b = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, rng=8)
+    assert s.check_point(a.point)[0] and np.allclose(a.point, b.point, atol=2e-3)
+    assert "grid" in a.certificate["output_rounding"]
+    spd = SPDAffineInvariant(2)
+    W = eigen_spd(30, 2, rng=9)
+    r = private_frechet_mean(W, spd, center=np.eye(2), radius=0.5, epsilon=1.0, round_to=1e-2, rng=10)
+    assert spd.check_point(r.point)[0]
+    with pytest.raises(ValueError, match="round_to"):
+        private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, round_to=-1.0)

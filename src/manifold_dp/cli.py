@@ -90,7 +90,7 @@ def cmd_release(args):
     center = parse_center(args.center, manifold)
     rel = private_frechet_mean(records, manifold, center=center, radius=args.radius, epsilon=args.epsilon,
                                delta=args.delta, mechanism=args.mechanism, bound=args.bound,
-                               calibration=args.calibration, restrict=args.restrict, rng=args.seed)
+                               calibration=args.calibration, restrict=args.restrict, round_to=args.round_to, rng=args.seed)
     point = manifold.to_landmarks(rel.point) if isinstance(manifold, KendallShape2D) else rel.point
     out = {"point": np.asarray(point).tolist(), "certificate": rel.certificate}
     text = json.dumps(out, indent=2, default=float)
@@ -141,6 +141,7 @@ def parser():
     r.add_argument("--bound", default="tight", choices=("tight", "paper"))
     r.add_argument("--calibration", default="analytic", choices=("analytic", "classical"))
     r.add_argument("--restrict", action="store_true", help="keep the Laplace output in the ball (σ = 2Δ/ε)")
+    r.add_argument("--round-to", type=float, default=None, help="snap the release to a public grid (float-leak mitigation)")
     r.add_argument("--sphere-radius", type=float, default=1.0)
     r.add_argument("--seed", type=int, default=None, help="reproducible noise (default: OS entropy)")
     r.add_argument("--output", help="write the JSON here instead of stdout")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._random import as_generator
-from .._validation import check_delta, check_epsilon, check_radius
+from .._validation import check_delta, check_epsilon, check_positive, check_radius
 from scipy.stats import gamma as gamma_dist
 
 from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean
@@ -107,7 +107,7 @@ def _certified_mean(manifold, X, radius, sensitivity):
 
 
 def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, mechanism="laplace",
-                         bound="tight", calibration="analytic", restrict=False, accountant=None, rng=None):
+                         bound="tight", calibration="analytic", restrict=False, round_to=None, accountant=None, rng=None):
     """Release an ε-DP (or (ε, δ)-DP) Fréchet mean of the records ``X`` on ``manifold``.
 
     ``center`` and ``radius`` are public: the records are clipped into ``B_radius(center)``,
@@ -119,7 +119,12 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
     Euclidean mean of the embedded records, projected back (baselines; sphere, SPD, Euclidean).
     Laplace uses ``σ = Δ/ε`` unrestricted when that law is integrable, else (or with
     ``restrict=True``) ``σ = 2Δ/ε`` restricted to the ball; the certificate says which.
+    ``round_to=g`` snaps the release to a public grid of spacing ``g`` in its array coordinates and
+    projects back (post-processing, so the guarantee is unchanged): a mitigation against
+    floating-point low-order-bit leaks (docs/security.md).
     """
+    if round_to is not None:
+        check_positive(round_to, "round_to")
     epsilon = check_epsilon(epsilon)
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
@@ -141,7 +146,7 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
     n = records.shape[0]
 
     if mechanism.startswith("ambient") or mechanism == "coordinate_laplace":
-        return _ambient_release(manifold, records, center, radius, epsilon, delta, mechanism, calibration, accountant, rng)
+        return _ambient_release(manifold, records, center, radius, epsilon, delta, mechanism, calibration, accountant, rng, round_to)
 
     kind = "kng" if mechanism == "kng" else "laplace"
     base = frechet_mean_sensitivity(manifold, n=n, radius=radius, kind=kind, bound=bound)
@@ -180,7 +185,7 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
                     restriction=f"B_r(center), r = {radius:g}",
                     sampler="exact rejection from a restricted Laplace envelope (2022 Lemma 1)",
                     sampler_acceptance="withheld: it depends on the data")
-    _check_representable(manifold, point, cert["scale"])
+    point = _finish(manifold, point, cert["scale"], round_to, cert)
     if accountant is not None:
         accountant.spend(event)
     return PrivateRelease(point, epsilon, delta or 0.0, cert["mechanism"], sens, cert["scale"], cert)
@@ -210,7 +215,7 @@ def _laplace(manifold, mean, center, radius, epsilon, sens, restrict, rng, cert)
     return point, cert
 
 
-def _ambient_release(manifold, records, center, radius, epsilon, delta, mechanism, calibration, accountant, rng):
+def _ambient_release(manifold, records, center, radius, epsilon, delta, mechanism, calibration, accountant, rng, round_to):
     n = records.shape[0]
     sens = ambient_sensitivity(manifold, n=n, radius=radius, center=center)
     kind = {"ambient_laplace": "l2_laplace", "ambient_gaussian": "gaussian", "coordinate_laplace": "coordinate_laplace"}[mechanism]
@@ -236,7 +241,7 @@ def _ambient_release(manifold, records, center, radius, epsilon, delta, mechanis
             "sensitivity": sens, "sensitivity_bound": "ambient ball radius r_E (2021 Prop. 1 / chord)",
             "scale": sigma, "scale_rule": rule, "restriction": "none (projection back onto the manifold is post-processing)",
             "sampler": "exact", "sampler_acceptance": 1.0}
-    _check_representable(manifold, point, sigma)
+    point = _finish(manifold, point, sigma, round_to, cert)
     if accountant is not None:
         accountant.spend(event)
     return PrivateRelease(point, epsilon, delta or 0.0, cert["mechanism"], sens, sigma, cert)
@@ -255,6 +260,21 @@ def _check_scale(manifold, center, radius, sigma, restricted=False):
     if base + radius + reach > LOG_FLOAT_MAX:
         raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
                          "increase epsilon or n, or shrink radius")
+
+
+def _finish(manifold, point, sigma, round_to, cert):
+    """Optional snapping to a public grid (post-processing), then the representability check."""
+    cert["output_rounding"] = "none" if round_to is None else f"snapped to a grid of {round_to:g}, then projected"
+    if round_to is not None:
+        snapped = np.round(np.asarray(point) / round_to) * round_to
+        if np.iscomplexobj(point):
+            snapped = np.round(point.real / round_to) * round_to + 1j * np.round(point.imag / round_to) * round_to
+        point = manifold.project(snapped)
+        if hasattr(manifold, "k"):  # keep SPD: eigenvalues floored at the grid spacing
+            w, u = np.linalg.eigh(point)
+            point = np.einsum("ij,j,kj->ik", u, np.maximum(w, round_to), u)
+    _check_representable(manifold, point, sigma)
+    return point
 
 
 def _check_representable(manifold, point, sigma):
