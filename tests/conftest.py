@@ -1,6 +1,5 @@
 """Shared fixtures: one instance of each of the six manifolds, and points near a base point."""
 
-import numpy as np
 import pytest
 
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from manifold_dp import KendallShape2D
-from manifold_dp.data import eigen_spd, sphere_cap, wishart_spd
+from manifold_dp.data import eigen_spd, sphere_cap
 
 
 def run(*args, cwd=None):

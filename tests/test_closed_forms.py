@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import ortho_group
 
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean, frechet_mean
-from manifold_dp.data import eigen_spd, wishart_spd
+from manifold_dp.data import wishart_spd
 
 
 def test_euclidean_closed_forms():

@@ -49,7 +49,6 @@ def epsilon_lower_bound(t_a, t_b, delta=0.0, confidence=0.99):
     quantiles, both directions); the bound uses only the second halves, so the choice does not
     bias it. ``1 − confidence`` is split between the two proportions (union bound)."""
     t_a, t_b = np.asarray(t_a), np.asarray(t_b)
-    ha, hb = len(t_a) // 2, len(t_b) // 2
     best, choice = -np.inf, None
     for sign, (a, b) in ((1, (t_a, t_b)), (-1, (t_b, t_a))):
         sel_a, sel_b = sign * a[: len(a) // 2], sign * b[: len(b) // 2]

@@ -11,7 +11,7 @@ without that alignment. Error: the shape distance to the non-private mean shape.
 import numpy as np
 
 from ..manifolds import KendallShape2D
-from ..privacy import AmbientNoise, KNormGradient, RiemannianLaplace, frechet_mean_sensitivity
+from ..privacy import KNormGradient, RiemannianLaplace, frechet_mean_sensitivity
 from ..privacy.release import prepare_records
 from ..stats import frechet_mean
 from ._common import ExperimentResult, band_plot, figure, mean_se, progress, save

@@ -30,7 +30,6 @@ def run(config, rng):
         sens = 2 * r / N
         logs = vecd(logm_spd(X))
         mean = expm_sym(invvecd(logs.mean(axis=0), k))
-        euclid_mean = X.mean(axis=0)
         sens_e = 2 * np.expm1(r) / N
         reps = config["reps"]
         for eps in config["epsilons"]:
@@ -48,7 +47,6 @@ def run(config, rng):
         for delta in config["deltas"]:
             sigma = analytic_gaussian_sigma(0.1, delta, sens)
             out["tang_delta"][(k, delta)] = float(np.mean(np.linalg.norm(rng.normal(0, sigma, size=(reps, m.dim)), axis=1)))
-        del euclid_mean
     return out
 
 

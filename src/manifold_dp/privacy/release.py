@@ -4,7 +4,6 @@ It never returns the non-private mean. What it returns carries a certificate nam
 mechanism, the theorem, ε, δ, the sensitivity and which bound it came from, and the scale.
 """
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
