@@ -162,8 +162,9 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
         event = GaussianEvent(sigma / sens)
         _check_scale(manifold, center, radius, 3.0 * sigma)  # a Gaussian norm tail is lighter than Gamma(d, 3σ)'s
     elif mechanism == "laplace":
-        _check_scale(manifold, center, radius, sens / epsilon,
-                     restricted=restrict or sens / epsilon >= laplace_sigma_limit(manifold))
+        # restricted (σ = 2Δ/ε) on request or when the unrestricted law is not integrable
+        restrict = restrict or sens / epsilon >= laplace_sigma_limit(manifold)
+        _check_scale(manifold, center, radius, sens / epsilon, restricted=restrict)
     _check_budget(accountant, event)
     mean = _certified_mean(manifold, records, radius, sens)
 
@@ -182,7 +183,7 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
         cert.update(mechanism="K-norm gradient (KNG)", theorem="Soto et al. 2022, Thm 1 with Thm 2 sensitivity",
                     scale=sigma, scale_rule="σ = 2Δ/ε (normalising constant depends on the data)",
                     restriction=f"B_r(center), r = {radius:g}",
-                    sampler="exact rejection from a restricted Laplace envelope (2022 Lemma 1)",
+                    sampler="exact rejection (2022 Lemma 1 envelope; a tighter data-adaptive radial envelope on positively curved spaces)",
                     sampler_acceptance="withheld: it depends on the data")
     point = _finish(manifold, point, cert["scale"], round_to, cert)
     if accountant is not None:
@@ -191,26 +192,24 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
 
 
 def _laplace(manifold, mean, center, radius, epsilon, sens, restrict, rng, cert):
-    unrestricted_sigma = sens / epsilon
     limit = laplace_sigma_limit(manifold)
-    use_restricted = restrict or unrestricted_sigma >= limit
-    if use_restricted:
+    if restrict:
         sigma = 2.0 * sens / epsilon
         mech = RiemannianLaplace(manifold, sigma, restrict_to=(center, radius))
         rule = "σ = 2Δ/ε (restricted to the ball: normalising constant depends on the footpoint)"
-        if not restrict:
+        if sens / epsilon >= limit:
             rule += f"; the unrestricted law is not integrable at σ = Δ/ε (needs σ < {limit:.4g})"
         restriction = f"B_r(center), r = {radius:g}"
     else:
-        sigma = unrestricted_sigma
+        sigma = sens / epsilon
         mech = RiemannianLaplace(manifold, sigma)
         rule = "σ = Δ/ε (unrestricted law on a homogeneous space: normalising constant independent of the footpoint)"
         restriction = "none"
     point, acceptance = mech.sample_with_stats(mean, rng=rng)
-    cert.update(mechanism="Riemannian Laplace", theorem="Reimherr et al. 2021, Thm 1 (" + ("Thm 3 restriction" if use_restricted else "homogeneous case") + ") with Thm 2 sensitivity",
+    cert.update(mechanism="Riemannian Laplace", theorem="Reimherr et al. 2021, Thm 1 (" + ("Thm 3 restriction" if restrict else "homogeneous case") + ") with Thm 2 sensitivity",
                 scale=sigma, scale_rule=rule, restriction=restriction,
                 sampler="exact (" + ("eigenvalue construction, two-stage rejection" if hasattr(manifold, "laplace_integrability_constant") else "radial rejection + uniform direction") + ")",
-                sampler_acceptance=round(acceptance, 4) if not use_restricted else "withheld: it depends on where the mean sits in the ball")
+                sampler_acceptance=round(acceptance, 4) if not restrict else "withheld: it depends on where the mean sits in the ball")
     return point, cert
 
 
