@@ -13,7 +13,7 @@ def sym(a):
 
 def eig_apply(w, u, values):
     """``u diag(values) uᵀ`` for eigen-pairs from ``eigh`` (the inverse of a decomposition)."""
-    return np.einsum("...ij,...j,...kj->...ik", u, values, u)
+    return (u * values[..., None, :]) @ np.swapaxes(u, -1, -2)
 
 
 def funm_sym(a, func):

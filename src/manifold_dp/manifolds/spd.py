@@ -11,9 +11,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
-from ._matrix import expm_sym, invvecd, logm_spd, sqrtm_spd, sym
+from ._matrix import expm_sym, logm_spd, sqrtm_spd, sym
 from .base import Manifold
 from .euclidean import _check_dim
+
+
+def _positive_definite(a):
+    """Mask of numerically positive-definite symmetric matrices: a Cholesky factorisation of the
+    whole batch (4× cheaper than ``eigvalsh`` at k = 30) and, only if it fails, per-matrix
+    smallest eigenvalues to say which ones."""
+    try:
+        np.linalg.cholesky(a)
+        return np.ones(a.shape[:-2], dtype=bool)
+    except np.linalg.LinAlgError:
+        return np.linalg.eigvalsh(a)[..., 0] > 0
 
 
 class _SPD(Manifold):
@@ -29,19 +40,18 @@ class _SPD(Manifold):
         scale = np.maximum(np.linalg.norm(x, axis=(-2, -1)), np.finfo(float).tiny)
         asym = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1))
         symmetric = asym <= atol * scale
-        w = np.linalg.eigvalsh(sym(x))
         return [
             (symmetric, f"not symmetric to relative tolerance {atol:g}"),
-            (w[..., 0] > 0, "not positive definite"),
+            (_positive_definite(sym(x)), "not positive definite"),
         ]
 
     def project(self, x):
         return sym(np.asarray(x, dtype=float))
 
     def _random_sym_unit(self, shape, rng):
-        g = as_generator(rng).standard_normal(shape + (self.dim,))
-        g /= np.linalg.norm(g, axis=-1, keepdims=True)
-        return invvecd(g, self.k)
+        # sym(G) for a standard Gaussian G has vecd(sym G) ~ N(0, I_dim): isotropic under Frobenius
+        s = sym(as_generator(rng).standard_normal(shape + (self.k, self.k)))
+        return s / np.linalg.norm(s, axis=(-2, -1), keepdims=True)
 
 
 @dataclass(frozen=True)

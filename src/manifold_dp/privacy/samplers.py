@@ -52,6 +52,11 @@ def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
     rng = as_generator(rng)
     d = manifold.dim
     upper = min(manifold.radial_range[1], np.inf if rho_max is None else rho_max)
+    n = int(np.prod(size)) if size is not None else 1
+    shape = () if size is None else size
+    if tuple(manifold.curvature_bounds) == (0.0, 0.0):
+        # flat: J(ρ) = ρ^(d−1) exactly, so the (truncated) Gamma proposal is the law itself
+        return truncated_gamma(d, sigma, upper, n, rng).reshape(shape), 1.0
     c = manifold.volume_growth_rate
     rate = 1.0 / sigma - c
     if rate > 0:
@@ -71,9 +76,8 @@ def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
             raise RuntimeError("Laplace radius envelope violated")
         return r, np.log(rng.uniform(size=m)) < la
 
-    n = int(np.prod(size)) if size is not None else 1
     rho, acceptance = _batches(n, draw)
-    return rho.reshape(() if size is None else size), acceptance
+    return rho.reshape(shape), acceptance
 
 
 def truncated_gamma(shape, scale, upper, size, rng):
