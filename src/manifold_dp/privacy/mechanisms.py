@@ -98,22 +98,22 @@ class RiemannianLaplace:
             return x.reshape(eta.shape), acceptance
         shape = _size_tuple(size)
         n = int(np.prod(shape)) if shape else 1
-        rho_max = np.inf
-        if self.restrict_to is not None:
-            center, radius = self.restrict_to
-            offset = float(m.dist(center, eta))
-            if offset > radius * (1 + 1e-9):
-                raise ValueError("footpoint must lie in the restriction ball restrict_to")
-            # B_r(center) ⊂ B_(r + ρ(center, η))(η): condition on that ball first, then reject
-            rho_max = radius + offset
+        if self.restrict_to is None:
+            x, acceptance = self._draw(eta, n, rng, np.inf)
+            return x.reshape(shape + tuple(m.point_shape)), acceptance
+        center, radius = self.restrict_to
+        offset = float(m.dist(center, eta))
+        if offset > radius * (1 + 1e-9):
+            raise ValueError("footpoint must lie in the restriction ball restrict_to")
+        # B_r(center) ⊂ B_(r + ρ(center, η))(η): condition on that ball first, then reject
+        rho_max = radius + offset
         out, accepted, tried, inner = [], 0, 0, []
         while accepted < n:
-            batch = max(n - accepted, 8) if self.restrict_to is not None else n - accepted
+            batch = max(n - accepted, 8)
             x, inner_acceptance = self._draw(eta, batch, rng, rho_max)
             inner.append(inner_acceptance)
             tried += batch
-            if self.restrict_to is not None:
-                x = x[m.dist(center, x) <= radius]
+            x = x[m.dist(center, x) <= radius]
             out.append(x)
             accepted += len(x)
         draws = np.concatenate(out)[:n]
