@@ -27,6 +27,7 @@ import numpy as np
 from manifold_dp import (Euclidean, KNormGradient, RiemannianLaplace, SPDAffineInvariant, SPDLogEuclidean, Sphere,
                          TangentGaussian, frechet_mean)
 from manifold_dp.data import eigen_spd, sphere_cap, wishart_spd
+from manifold_dp.experiments._common import call_times, chain_step_times
 from manifold_dp.manifolds._matrix import expm_sym, invvecd, logm_spd, vecd
 from manifold_dp.privacy import frechet_mean_sensitivity
 from manifold_dp.privacy.samplers import metropolis_hastings
@@ -79,30 +80,19 @@ def grad_norm(manifold, point, X):
 
 # --- samplers -------------------------------------------------------------------------------
 
-def clock(fn):
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
-
-
-def timed_rounds(exact_fn, chain_fn, steps, rounds=3, draws=300, chunk=100):
+def timed_rounds(exact_fn, chain_fn, steps, rounds=3, draws=300):
     """Exact draws vs a ``steps``-step chain, timed in alternating rounds on the same inputs.
 
     Both sides use the same estimator, the median over individually timed units (one exact
-    draw; ``chunk`` chain steps), so a stall of the shared machine moves neither side; the means
-    are kept too. ``chain_fn(n, state)`` runs ``n`` steps from ``state`` (the start when None).
+    draw; 100 chain steps), so a stall of the shared machine moves neither side; the means are
+    kept too. ``chain_fn(n, state)`` runs ``n`` steps from ``state`` (the start when None).
     """
     out = []
     for _ in range(rounds):
-        exact_fn()
-        e = [clock(exact_fn) for _ in range(draws)]
-        c, state = [], None
-        for _ in range(steps // chunk):
-            t = time.perf_counter()
-            state = chain_fn(chunk, state)
-            c.append(time.perf_counter() - t)
-        out.append(dict(exact_median=float(np.median(e)), exact_mean=float(np.mean(e)),
-                        step_median=float(np.median(c)) / chunk, step_mean=float(np.sum(c)) / (chunk * len(c))))
+        e = call_times(exact_fn, draws)
+        c = chain_step_times(chain_fn, steps)
+        out.append(dict(exact_median=float(np.median(e)), exact_mean=float(e.mean()),
+                        step_median=float(np.median(c)), step_mean=float(c.mean())))
     for r in out:
         r["ratio"] = 1e4 * r["step_median"] / r["exact_median"]
         r["ratio_of_means"] = 1e4 * r["step_mean"] / r["exact_mean"]
@@ -229,6 +219,9 @@ def bench_means(tab, quick, rng, data, gs):
             value += f", geomstats {gt * 1e3:.0f} ms"
             note += f", geomstats {grad_norm(spd, gs[f'{key}_mean'], X):.1e}; ours/geomstats = {ours / gt:.3f}"
         tab.add(sec, f"affine-invariant SPD({k}), n = 500", value + ")", note)
+        if f"{key}_default_seconds" in gs:
+            tab.add(sec, f"geomstats `FrechetMean` with its default settings, SPD({k})", f"{float(gs[f'{key}_default_seconds']) * 1e3:.0f} ms",
+                    f"stops at ‖∇F‖ = {grad_norm(spd, gs[f'{key}_default_mean'], X):.1e} (its rule: ‖mean log‖² ≤ 1e-4 · dim)")
         out[k] = ours / theirs
         le = SPDLogEuclidean(k)
         ours = per_call(lambda: frechet_mean(le, X), 5)

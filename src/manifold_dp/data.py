@@ -5,6 +5,7 @@ from scipy.stats import ortho_group, wishart
 
 from ._random import as_generator
 from .manifolds import KendallShape2D, SPDAffineInvariant, Sphere
+from .manifolds._matrix import eig_apply
 
 
 def wishart_spd(n, k=2, *, scale=None, df=2, max_radius=1.5, rng=None):
@@ -40,7 +41,7 @@ def eigen_spd(n, k, *, r=0.25, rng=None):
     if k == 1:
         return lam[:, :, None]
     u = ortho_group.rvs(k, size=n, random_state=rng).reshape(n, k, k)
-    return np.einsum("nij,nj,nkj->nik", u, lam, u)
+    return eig_apply(lam, u, lam)
 
 
 def noisy_shapes(template, n, *, noise=0.05, rng=None):

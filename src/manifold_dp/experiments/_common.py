@@ -1,5 +1,6 @@
-"""Shared pieces of the experiments: progress bars, seeds, band plots, the result record."""
+"""Shared pieces of the experiments: progress bars, seeds, band plots, timings, the result record."""
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,30 @@ def progress(iterable, desc, total=None):
     except ImportError:  # pragma: no cover - tqdm ships with the experiments extra
         return iterable
     return tqdm(iterable, desc=desc, total=total, leave=False, dynamic_ncols=True)
+
+
+def call_times(fn, repeat, warmup=1):
+    """Seconds taken by each of ``repeat`` calls of ``fn`` (after ``warmup`` untimed calls).
+    Timings are summarised by their median, which a stall of a shared machine does not move."""
+    for _ in range(warmup):
+        fn()
+    out = np.empty(repeat)
+    for i in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out[i] = time.perf_counter() - t
+    return out
+
+
+def chain_step_times(chain, steps, chunk=100):
+    """Seconds per step of each ``chunk``-step piece of a ``steps``-step Markov chain;
+    ``chain(n, state)`` runs ``n`` steps from ``state`` (its start when None), returns the last."""
+    out, state = np.empty(steps // chunk), None
+    for i in range(len(out)):
+        t = time.perf_counter()
+        state = chain(chunk, state)
+        out[i] = (time.perf_counter() - t) / chunk
+    return out
 
 
 def mean_se(values, axis=-1):

@@ -6,15 +6,13 @@ the tangent Gaussian, and our exact samplers (log-Euclidean Laplace; affine-inva
 σ = 0.1/c_k), on this machine.
 """
 
-import time
-
 import numpy as np
 
 from ..data import eigen_spd
 from ..manifolds import SPDAffineInvariant, SPDLogEuclidean
 from ..privacy import RiemannianLaplace, TangentGaussian
 from ..privacy.samplers import metropolis_hastings
-from ._common import ExperimentResult, figure, progress, save
+from ._common import ExperimentResult, call_times, chain_step_times, figure, progress, save
 
 ID = "U23-F4"
 TITLE = "2023 Fig. 4a: seconds per private release vs k (MCMC Laplace vs exact samplers vs tangent Gaussian)"
@@ -23,29 +21,23 @@ PROFILES = {"quick": dict(ks=[2, 10, 30], mcmc_steps=1000, draws=200), "full": d
 PAPER_K30 = {10_000: 14.0, 30_000: 36.0, 50_000: 73.0}
 
 
-def _time(fn, repeat):
-    t = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - t) / repeat
-
-
 def run(config, rng):
+    """Seconds per release: medians over individually timed draws, and over 100-step pieces of
+    the chain (the same estimator on both sides, robust to stalls of a shared machine)."""
     out = {"mcmc_per_step": [], "exact_le": [], "tang": [], "exact_ai": [], "ai_acceptance": []}
     for k in progress(config["ks"], "U23-F4 k"):
         le, ai = SPDLogEuclidean(k), SPDAffineInvariant(k)
         mean = eigen_spd(1, k, rng=rng)[0]
         sigma = 0.01
-        steps = config["mcmc_steps"]
-        t = time.perf_counter()
-        metropolis_hastings(le, lambda y: -le.dist(mean, y) / sigma, mean, steps, 0.5 * sigma, rng=rng)
-        out["mcmc_per_step"].append((time.perf_counter() - t) / steps)
+        log_density = lambda y: -le.dist(mean, y) / sigma
+        chain = lambda n, x: metropolis_hastings(le, log_density, mean if x is None else x, n, 0.5 * sigma, rng=rng)[0]
+        out["mcmc_per_step"].append(float(np.median(chain_step_times(chain, config["mcmc_steps"]))))
         lap = RiemannianLaplace(le, sigma)
-        out["exact_le"].append(_time(lambda: lap.sample(mean, rng=rng), config["draws"]))
+        out["exact_le"].append(float(np.median(call_times(lambda: lap.sample(mean, rng=rng), config["draws"]))))
         tg = TangentGaussian(le, sigma)
-        out["tang"].append(_time(lambda: tg.sample(mean, rng=rng), config["draws"]))
+        out["tang"].append(float(np.median(call_times(lambda: tg.sample(mean, rng=rng), config["draws"]))))
         lap_ai = RiemannianLaplace(ai, 0.1 / max(ai.laplace_integrability_constant, 1e-12))
-        out["exact_ai"].append(_time(lambda: lap_ai.sample(mean, rng=rng), max(config["draws"] // 4, 10)))
+        out["exact_ai"].append(float(np.median(call_times(lambda: lap_ai.sample(mean, rng=rng), max(config["draws"] // 4, 10)))))
         out["ai_acceptance"].append(lap_ai.sample_with_stats(mean, size=500, rng=rng)[1])
     return out
 
@@ -67,6 +59,7 @@ def report(results, config, out_dir):
     mc = results["mcmc_per_step"][i]
     ours = (f"k = {ks[i]}: MCMC {mc * 1e4:.1f} / {mc * 3e4:.1f} / {mc * 5e4:.1f} s for 10k/30k/50k steps"
             + (" (extrapolated from a measured " + str(config["mcmc_steps"]) + "-step run)" if config["mcmc_steps"] < 10_000 else "")
+            + " (medians)"
             + f"; exact log-Euclidean Laplace {results['exact_le'][i] * 1e6:.0f} µs ({mc * 1e4 / results['exact_le'][i]:,.0f}× faster than 10k MCMC); "
             f"tangent Gaussian {results['tang'][i] * 1e6:.0f} µs; exact affine-invariant Laplace {results['exact_ai'][i] * 1e3:.2f} ms "
             f"(acceptance {results['ai_acceptance'][i]:.2f})")

@@ -12,7 +12,7 @@ import numpy as np
 from .._random import as_generator
 from .._validation import check_positive
 from ..manifolds import Euclidean, SPDAffineInvariant, SPDLogEuclidean, Sphere
-from ..manifolds._matrix import expm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
+from ..manifolds._matrix import expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
 from ..stats.frechet import riemannian_gradient
 from .samplers import metropolis_hastings, sample_laplace_radius, sample_radius_concave_volume, sample_spd_log_eigen
 from .sensitivity import hessian_lower_bound
@@ -318,8 +318,7 @@ class AmbientNoise:
         if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)):
             x = invvecd(z, m.k)
             if self.project:
-                w, u = np.linalg.eigh(x)
-                x = np.einsum("...ij,...j,...kj->...ik", u, np.maximum(w, self.floor), u)
+                x = funm_sym(x, lambda w: np.maximum(w, self.floor))
             return x
         if isinstance(m, Sphere) and self.project:
             nrm = np.linalg.norm(z, axis=-1, keepdims=True)

@@ -13,6 +13,7 @@ from .._validation import check_delta, check_epsilon, check_positive, check_radi
 from scipy.stats import gamma as gamma_dist
 
 from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean
+from ..manifolds._matrix import funm_sym
 from ..stats._records import is_dask
 from ..stats.frechet import frechet_mean, gradient_norm
 from .accounting import GaussianEvent, PureEvent
@@ -269,8 +270,7 @@ def _finish(manifold, point, sigma, round_to, cert):
             snapped = np.round(point.real / round_to) * round_to + 1j * np.round(point.imag / round_to) * round_to
         point = manifold.project(snapped)
         if hasattr(manifold, "k"):  # keep SPD: eigenvalues floored at the grid spacing
-            w, u = np.linalg.eigh(point)
-            point = np.einsum("ij,j,kj->ik", u, np.maximum(w, round_to), u)
+            point = funm_sym(point, lambda w: np.maximum(w, round_to))
     _check_representable(manifold, point, sigma)
     return point
 

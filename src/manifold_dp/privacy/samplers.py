@@ -13,7 +13,7 @@ import numpy as np
 from scipy.special import gammainc, gammaincinv, logsumexp
 
 from .._random import as_generator
-from ..manifolds._matrix import invvecd
+from ..manifolds._matrix import eig_apply, invvecd
 
 
 def _batches(total, draw, accept_rate_guess=0.5, max_rounds=10_000):
@@ -288,7 +288,7 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf):
 
     out, acceptance = _batches(n, draw_matrix, 0.5)
     lam, vec = out[:, :k], out[:, k:].reshape(n, k, k)
-    s = np.einsum("nij,nj,nkj->nik", vec, lam, vec)
+    s = eig_apply(lam, vec, lam)
     return s.reshape((() if size is None else tuple(np.atleast_1d(size))) + (k, k)), acceptance
 
 
