@@ -25,6 +25,8 @@ def test_experiment_runs_and_reports(mod, tmp_path):
     b = mod.run(config, np.random.default_rng(0))
     if mod.ID != "U23-F4":  # timings differ run to run; everything else is seeded
         assert repr(a) == repr(b)
+    else:
+        assert all(np.all(np.isfinite(v)) and np.all(np.asarray(v) > 0) for v in a.values())
     res = mod.report(a, config, tmp_path)
     assert res.ours and res.comparison and res.paper_claim
     assert all((tmp_path / f).exists() for f in res.figures)

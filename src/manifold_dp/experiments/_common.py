@@ -45,6 +45,7 @@ def call_times(fn, repeat, warmup=1):
 def chain_step_times(chain, steps, chunk=100):
     """Seconds per step of each ``chunk``-step piece of a ``steps``-step Markov chain;
     ``chain(n, state)`` runs ``n`` steps from ``state`` (its start when None), returns the last."""
+    chunk = max(1, min(chunk, steps))
     out, state = np.empty(steps // chunk), None
     for i in range(len(out)):
         t = time.perf_counter()
