@@ -60,7 +60,8 @@ class Sphere(Manifold):
 
         ``θ = atan2(‖w‖, ⟨x,y⟩/R²)`` is accurate near 0 and near π, unlike ``arccos``."""
         u, v = (x, y) if self.radius == 1.0 else (x / self.radius, y / self.radius)
-        c = np.einsum("...i,...i->...", u, v)[..., None]  # einsum: fast on a short last axis
+        # one footpoint against many records (the Fréchet-mean passes): a BLAS matrix-vector product
+        c = (v @ u if u.ndim == 1 else np.einsum("...i,...i->...", u, v))[..., None]
         w = v - c * u
         s = np.sqrt(np.einsum("...i,...i->...", w, w))[..., None]
         return np.arctan2(s, c), w, s
@@ -82,8 +83,8 @@ class Sphere(Manifold):
         x, y = np.asarray(x, float), np.asarray(y, float)
         theta, w, s = self._polar(x, y)
         # log = R θ w/‖w‖ = R (θ/sin θ) w, with θ/sin θ → 1 at θ = 0
-        ratio = np.where(s > 1e-300, theta / np.where(s > 1e-300, s, 1.0), 1.0)
-        v = self.radius * ratio * w
+        ratio = np.divide(theta, s, out=np.ones_like(theta), where=s > 1e-300)
+        v = ratio * w if self.radius == 1.0 else self.radius * ratio * w
         antipodal = theta[..., 0] > np.pi - 1e-7
         if np.any(antipodal):
             v = np.where(antipodal[..., None], self._fixed_direction(x) * (np.pi * self.radius), v)
