@@ -306,13 +306,15 @@ def scaling(quick, rng, ns, times):
         mean_ours.append(per_call(lambda: frechet_mean(SPDAffineInvariant(k), X, tol=TOL), 2))
         mean_pyr.append(per_call(lambda: mean_riemann(X, tol=TOL, maxiter=1000), 2))
     le_t, ai_t, mh_t = [], [], []
-    for k in ks:
+    for k in ks:  # medians, as in the ratio rows
         le, eye = SPDLogEuclidean(k), np.eye(k)
-        le_t.append(per_call(lambda: RiemannianLaplace(le, 0.01).sample(eye, rng=rng), 100))
+        lap_le = RiemannianLaplace(le, 0.01)
+        le_t.append(np.median(call_times(lambda: lap_le.sample(eye, rng=rng), 100)))
         ai = SPDAffineInvariant(k)
-        ai_t.append(per_call(lambda: RiemannianLaplace(ai, 0.1 / ai.laplace_integrability_constant).sample(eye, rng=rng), 20))
-        steps = 200
-        mh_t.append(per_call(lambda: metropolis_hastings(le, lambda y: -le.dist(eye, y) / 0.01, eye, steps, 0.005, rng=rng), 1) / steps * 1e4)
+        lap_ai = RiemannianLaplace(ai, 0.1 / ai.laplace_integrability_constant)
+        ai_t.append(np.median(call_times(lambda: lap_ai.sample(eye, rng=rng), 20)))
+        chain = lambda n, x: metropolis_hastings(le, lambda y: -le.dist(eye, y) / 0.01, eye if x is None else x, n, 0.005, rng=rng)[0]
+        mh_t.append(np.median(chain_step_times(chain, 400, chunk=50)) * 1e4)
     kng_n = [100, 1000, 10**4] if quick else [100, 1000, 10**4, 10**5]
     kng_t = []
     for n in kng_n:
