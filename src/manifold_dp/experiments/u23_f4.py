@@ -57,9 +57,8 @@ def report(results, config, out_dir):
     name = save(fig, out_dir, "u23_f4_timing")
     i = int(np.argmax(ks))
     mc = results["mcmc_per_step"][i]
-    ours = (f"k = {ks[i]}: MCMC {mc * 1e4:.1f} / {mc * 3e4:.1f} / {mc * 5e4:.1f} s for 10k/30k/50k steps"
+    ours = (f"k = {ks[i]}, medians: MCMC {mc * 1e4:.1f} / {mc * 3e4:.1f} / {mc * 5e4:.1f} s for 10k/30k/50k steps"
             + (" (extrapolated from a measured " + str(config["mcmc_steps"]) + "-step run)" if config["mcmc_steps"] < 10_000 else "")
-            + " (medians)"
             + f"; exact log-Euclidean Laplace {results['exact_le'][i] * 1e6:.0f} µs ({mc * 1e4 / results['exact_le'][i]:,.0f}× faster than 10k MCMC); "
             f"tangent Gaussian {results['tang'][i] * 1e6:.0f} µs; exact affine-invariant Laplace {results['exact_ai'][i] * 1e3:.2f} ms "
             f"(acceptance {results['ai_acceptance'][i]:.2f})")
