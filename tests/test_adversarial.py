@@ -87,3 +87,22 @@ def test_huge_n_and_one_record():
     assert s.check_point(private_frechet_mean(one, s, center=s.origin, radius=0.5, epsilon=1.0, rng=1).point)[0]
     big = np.repeat(one, 200_000, axis=0)
     assert s.check_point(private_frechet_mean(big, s, center=s.origin, radius=0.5, epsilon=1.0, rng=1).point)[0]
+
+
+@pytest.mark.parametrize("seed", [0, 4, 7, 14])
+@pytest.mark.parametrize("cls, mech", [(SPDAffineInvariant, "laplace"), (SPDAffineInvariant, "kng"),
+                                       (SPDLogEuclidean, "laplace"), (SPDLogEuclidean, "tangent_gaussian")])
+def test_numerically_singular_spd_records_are_treated_as_invalid(cls, mech, seed):
+    """A symmetric matrix with eigenvalues 1, 2e-5, 2e-17 passes a Cholesky or ``λ_min > 0`` test,
+    but ``eigh`` may return a negative eigenvalue, so its log is not finite: with these seeds such
+    a record crashed the release with LinAlgError. It must be replaced like any invalid record."""
+    m = cls(3)
+    rng = np.random.default_rng(seed)
+    X = m.random_point(m.origin, 0.2, size=40, rng=rng)
+    u = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+    X[7] = (u * [1.0, 2e-5, 2e-17]) @ u.T
+    X[7] = 0.5 * (X[7] + X[7].T)
+    assert not m.belongs(X[7])
+    delta = 1e-6 if mech == "tangent_gaussian" else None
+    rel = private_frechet_mean(X, m, center=m.origin, radius=1.0, epsilon=1.0, delta=delta, mechanism=mech, rng=3)
+    assert m.check_point(rel.point)[0]
