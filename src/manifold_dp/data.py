@@ -41,7 +41,7 @@ def eigen_spd(n, k, *, r=0.25, rng=None):
     if k == 1:
         return lam[:, :, None]
     u = ortho_group.rvs(k, size=n, random_state=rng).reshape(n, k, k)
-    return eig_apply(lam, u, lam)
+    return eig_apply(u, lam)
 
 
 def noisy_shapes(template, n, *, noise=0.05, rng=None):

@@ -11,7 +11,7 @@ def sym(a):
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
-def eig_apply(w, u, values):
+def eig_apply(u, values):
     """``u diag(values) uᵀ`` for eigen-pairs from ``eigh`` (the inverse of a decomposition)."""
     return (u * values[..., None, :]) @ np.swapaxes(u, -1, -2)
 
@@ -19,7 +19,7 @@ def eig_apply(w, u, values):
 def funm_sym(a, func):
     """``f(a)`` for symmetric ``a`` with ``f`` applied to the eigenvalues."""
     w, u = np.linalg.eigh(a)
-    return eig_apply(w, u, func(w))
+    return eig_apply(u, func(w))
 
 
 def expm_sym(a):
@@ -36,7 +36,7 @@ def sqrtm_spd(a):
     """Square root and inverse square root of SPD matrices, from one decomposition."""
     w, u = np.linalg.eigh(a)
     s = np.sqrt(w)
-    return eig_apply(w, u, s), eig_apply(w, u, 1.0 / s)
+    return eig_apply(u, s), eig_apply(u, 1.0 / s)
 
 
 def vecd(s):

@@ -288,7 +288,7 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf):
 
     out, acceptance = _batches(n, draw_matrix, 0.5)
     lam, vec = out[:, :k], out[:, k:].reshape(n, k, k)
-    s = eig_apply(lam, vec, lam)
+    s = eig_apply(vec, lam)
     return s.reshape((() if size is None else tuple(np.atleast_1d(size))) + (k, k)), acceptance
 
 
