@@ -39,12 +39,8 @@ GEOMSTATS_PIN = ["geomstats==2.8.0", "numpy>=2.0,<2.4"]
 
 
 def per_call(fn, repeat, warmup=1):
-    for _ in range(warmup):
-        fn()
-    t = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - t) / repeat
+    """Mean seconds per call (for throughput rows; the exact-vs-MCMC rows use medians)."""
+    return float(call_times(fn, repeat, warmup).mean())
 
 
 def machine():
