@@ -200,7 +200,13 @@ def test_round_to_snaps_the_release_to_a_public_grid():
     a = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, round_to=1e-3, rng=8)
     b = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, rng=8)
     assert s.check_point(a.point)[0] and np.allclose(a.point, b.point, atol=2e-3)
-    assert "grid" in a.certificate["output_rounding"]
+    assert "grid of 0.001" in a.certificate["output_grid"]
+    # the default grid is a public power of two, far below the noise scale
+    g = b.certificate["output_grid_spacing"]
+    assert g == 2.0 ** np.round(np.log2(g)) and g < 1e-5 * b.scale
+    with pytest.warns(UserWarning, match="round_to=None"):
+        raw = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, round_to=None, rng=8)
+    assert raw.certificate["output_grid"].startswith("none")
     spd = SPDAffineInvariant(2)
     W = eigen_spd(30, 2, rng=9)
     r = private_frechet_mean(W, spd, center=np.eye(2), radius=0.5, epsilon=1.0, round_to=1e-2, rng=10)

@@ -23,6 +23,10 @@ def as_generator(rng=None):
         return rng
     if isinstance(rng, (bool, np.bool_)):
         raise TypeError("rng must be None, an int seed, a SeedSequence or a numpy Generator, got a bool")
-    if isinstance(rng, (int, np.integer, np.random.SeedSequence)):
+    if isinstance(rng, (int, np.integer)):
+        if rng < 0:
+            raise ValueError(f"rng seed must be a non-negative integer, got {int(rng)}")
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be None, an int seed, a SeedSequence or a numpy Generator, got {type(rng).__name__}")

@@ -18,6 +18,10 @@ from .samplers import metropolis_hastings, sample_laplace_radius, sample_radius_
 from .sensitivity import hessian_lower_bound
 
 
+RESTRICTED_PROPOSAL_BUDGET = 10_000_000
+_ACCEPTANCE_CACHE = {}
+
+
 def _size_tuple(size):
     return () if size is None else tuple(np.atleast_1d(size))
 
@@ -108,8 +112,12 @@ class RiemannianLaplace:
         # B_r(center) ⊂ B_(r + ρ(center, η))(η): condition on that ball first, then reject
         rho_max = radius + offset
         out, accepted, tried, inner = [], 0, 0, []
+        budget = max(RESTRICTED_PROPOSAL_BUDGET, int(100 * n / self.restricted_acceptance()))
         while accepted < n:
-            batch = max(n - accepted, 8)
+            if tried >= budget:
+                raise RuntimeError(f"the restricted Laplace sampler on {m!r} (sigma={self.sigma:.4g}, radius={radius:g}) "
+                                   f"exceeded its public budget of {budget} proposals; nothing was released")
+            batch = min(max(2 * (n - accepted), 64), 1 << 16)
             x, inner_acceptance = self._draw(eta, batch, rng, rho_max)
             inner.append(inner_acceptance)
             tried += batch
@@ -118,6 +126,34 @@ class RiemannianLaplace:
             accepted += len(x)
         draws = np.concatenate(out)[:n]
         return draws.reshape(shape + tuple(m.point_shape)), float(np.mean(inner)) * accepted / tried
+
+    def restricted_acceptance(self, trials=2000):
+        """Public estimate of the restricted sampler's acceptance at its worst footpoint, a point on
+        the ball's boundary (a fixed public point, a fixed internal seed): depends on ``σ``, the
+        manifold and the ball only. Used to refuse an unsamplable law before any data are read."""
+        center, radius = self.restrict_to
+        key = (self.sigma, radius, np.asarray(center).tobytes(), trials)
+        cached = _ACCEPTANCE_CACHE.get((self.manifold, key))
+        if cached is not None:
+            return cached
+        m, rng = self.manifold, np.random.default_rng(20_211)
+        edge = m.exp(center, radius * m.random_unit_tangent(center, rng=rng))
+        x, inner = self._draw(edge, trials, rng, 2.0 * radius)
+        rate = max(inner * float(np.mean(m.dist(center, x) <= radius)), 0.5 / trials)
+        _ACCEPTANCE_CACHE[(self.manifold, key)] = rate
+        return rate
+
+    def check_restricted_feasible(self, minimum=1e-3):
+        """Raise ``ValueError`` (public parameters only) when the restricted law cannot be sampled
+        in reasonable time: in high dimension with ``dσ`` above the radius the law piles up on the
+        far side of the ball and rejection from the unrestricted law almost never lands inside."""
+        rate = self.restricted_acceptance()
+        if rate < minimum:
+            raise ValueError(
+                f"the Laplace law restricted to a ball of radius {self.restrict_to[1]:g} on {self.manifold!r} at "
+                f"sigma={self.sigma:.4g} accepts about {rate:.1e} of its proposals: the noise is far larger than the "
+                "ball (the release would be mostly noise); use the unrestricted Laplace (restrict=False), "
+                "a larger epsilon or n, or a larger radius")
 
     def _draw(self, eta, n, rng, rho_max):
         m = self.manifold

@@ -9,16 +9,9 @@ import numpy as np
 
 from .._validation import check_n, check_radius
 from ..manifolds import Euclidean, Sphere, SPDAffineInvariant, SPDLogEuclidean
+from ..stats.frechet import hessian_lower_bound
 
 BOUNDS = ("tight", "paper")
-
-
-def hessian_lower_bound(radius, kappa_max):
-    """``h(r, κ) = 2r√κ·cot(2r√κ)`` for ``κ > 0``, else 1 (2021 Thm 2; 2022 eq. (1))."""
-    if kappa_max <= 0:
-        return 1.0
-    a = 2.0 * radius * np.sqrt(kappa_max)
-    return float(a / np.tan(a))
 
 
 def log_lipschitz(radius, kappa_max, bound="tight"):
