@@ -5,7 +5,9 @@ import pytest
 from scipy.optimize import minimize
 
 from conftest import MANIFOLDS, near_points
-from manifold_dp import CurvatureAssumptionError, KendallShape2D, Sphere, frechet_mean
+from manifold_dp import (CurvatureAssumptionError, Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere,
+                         frechet_mean)
+from manifold_dp.stats.frechet import hessian_lower_bound
 from manifold_dp.data import noisy_shapes, sphere_cap
 from manifold_dp.stats import riemannian_gradient
 
@@ -102,3 +104,49 @@ def test_kendall_mean_of_noisy_template_is_near_template():
     # rotating records leaves the mean shape unchanged
     rot = X * np.exp(1j * np.random.default_rng(7).uniform(0, 6.3, size=(200, 1)))
     assert kd.dist(frechet_mean(kd, rot).point, res.point) < 1e-8
+
+
+# -- the mean a private release uses: a public number of steps, a guaranteed accuracy --------
+
+def _ring(m, center, radius, angles):
+    u = m.random_unit_tangent(center, rng=0)
+    w = m.random_unit_tangent(center, rng=1)
+    w = w - m.inner(center, u, w) * u
+    w = w / m.norm(center, w)
+    return np.stack([m.exp(center, radius * (np.cos(a) * u + np.sin(a) * w)) for a in angles])
+
+
+@pytest.mark.parametrize("m,radius", [
+    (Sphere(2), np.pi / 8), (Sphere(3), 0.75), (Hyperbolic(2), 3.0), (Hyperbolic(4), 1.0),
+    (SPDAffineInvariant(3), 2.0), (KendallShape2D(5), 0.35), (Euclidean(3), 2.0),
+])
+@pytest.mark.parametrize("layout", ["ring", "ring-and-centre", "three", "one", "cloud"])
+def test_certified_mean_meets_its_accuracy_on_adversarial_data(m, radius, layout):
+    """The theorem of ``certified_frechet_mean`` (public step and step count) on data where a fixed
+    step-1 Karcher flow fails (H² boundary rings, radius 3) and near r* on positive curvature."""
+    from manifold_dp.stats.frechet import certified_frechet_mean
+    c = m.origin
+    if layout == "ring":
+        X = _ring(m, c, radius, np.linspace(0, 2 * np.pi, 10, endpoint=False))
+    elif layout == "ring-and-centre":
+        X = np.concatenate([_ring(m, c, radius, np.linspace(0, 2 * np.pi, 9, endpoint=False)), c[None]])
+    elif layout == "three":
+        X = _ring(m, c, radius, [0.0, 2.0, 4.0])
+    elif layout == "one":
+        X = _ring(m, c, radius, [1.0])
+    else:
+        X = m.clip_to_ball(m.random_point(c, 2 * radius, size=300, rng=5), c, radius)
+    accuracy = 1e-9
+    mu = certified_frechet_mean(m, X, c, radius, accuracy)
+    assert m.dist(c, mu) <= radius * (1 + 1e-12)
+    # the exact minimiser: certified by strong convexity, ρ(μ, x̄) ≤ ‖∇F(μ)‖/h
+    ref = frechet_mean(m, X, init=mu, tol=1e-14, max_iter=20_000, check_assumption=False)
+    h = hessian_lower_bound(radius, m.curvature_bounds[1])
+    assert m.dist(mu, ref.point) <= accuracy + ref.grad_norm / h + 1e-12
+
+
+def test_plain_frechet_mean_converges_where_step_one_diverges():
+    m = Hyperbolic(2)
+    X = _ring(m, m.origin, 3.0, [0.0, 2.0, 4.0])
+    res = frechet_mean(m, X, max_iter=5000)
+    assert res.converged and res.grad_norm < 1e-9

@@ -111,13 +111,17 @@ def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
     return best
 
 
-def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, max_iter=1000, check_assumption=True):
+def frechet_mean(manifold, X, *, weights=None, init=None, step=None, tol=1e-10, max_iter=1000, check_assumption=True):
     """Fréchet mean of the records ``X`` (shape ``(n, *point_shape)``) on ``manifold``.
 
     Closed forms on ``Euclidean`` and ``SPDLogEuclidean``. Elsewhere Karcher flow
     ``μ ← exp_μ(step · Σ w_i log_μ x_i)`` from an extrinsic/Procrustes start, until
     ``‖∇F(μ)‖ ≤ tol · max(spread, 1)`` where ``spread`` is the largest distance from the start
-    to a record. Warns when ``max_iter`` is reached first.
+    to a record. Warns when ``max_iter`` is reached first. ``step=None`` takes 1 where the
+    curvature is ≥ 0 and ``1/H`` on negatively curved spaces, ``H`` the Hessian bound at distance
+    ``2·spread`` (a fixed step 1 diverges there once the Hessian of ``F`` exceeds 2).
+
+    This is the non-private statistic; private releases use ``certified_frechet_mean``.
 
     On a positively curved space (sphere, Kendall) the minimiser is unique only when the data lie
     in a ball of radius below ``r*`` (SPEC §3, Assumption 1); with ``check_assumption`` a dataset
@@ -128,7 +132,7 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
     for ok, reason in records.map(_blk_check, manifold):
         if not ok:
             raise ValueError(f"X holds records that are not points of {manifold!r}: {reason}")
-    if not (0 < step <= 1):
+    if step is not None and not (0 < step <= 1):
         raise ValueError(f"step must be in (0, 1], got {step!r}")
     stats = sum(records.map(_blk_init_stats, manifold))
     if isinstance(manifold, (Euclidean, SPDLogEuclidean)):  # closed forms
@@ -136,6 +140,8 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=1.0, tol=1e-10, m
 
     mu = _initial_point(manifold, stats) if init is None else manifold.validate_point(init, "init")
     spread = _farthest(records, manifold, mu)[0]
+    if step is None:
+        step = 1.0 / hessian_upper_bound(2.0 * spread, manifold.curvature_bounds[0])
     threshold = tol * max(spread, 1.0)
     converged, n_iter, gnorm = False, 0, np.inf
     for n_iter in range(max_iter + 1):
