@@ -8,7 +8,7 @@ from scipy.integrate import cumulative_trapezoid
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
 from manifold_dp.data import sphere_cap
 from manifold_dp.privacy import KNormGradient, RiemannianLaplace, TangentGaussian
-from manifold_dp.privacy.samplers import spd_sampler_acceptance
+from manifold_dp.privacy.spd_sampler import spd_sampler_acceptance
 from manifold_dp.stats import frechet_mean
 
 ALPHA = 1e-6
@@ -230,3 +230,89 @@ def test_batch_of_footpoints_gives_one_draw_each():
         d = m.dist(etas, x)
         single = m.dist(etas[0], RiemannianLaplace(m, 0.1).sample(etas[0], size=500, rng=rng))
         assert stats.ks_2samp(d, single).pvalue > ALPHA
+
+
+# --- caps, small scales and memory (fail on the sampler before the log-concave rewrite) -------
+
+def test_rejection_loops_are_capped():
+    from manifold_dp.privacy.samplers import _batches
+    never = lambda m: (np.zeros(m), np.zeros(m, bool))
+    with pytest.raises(RuntimeError, match="made no progress in 50 rounds"):
+        _batches(5, never, what="test sampler (sigma=1)", max_rounds=50)
+
+
+def test_kng_refuses_records_outside_the_ball_and_caps_its_loop():
+    m = SPDAffineInvariant(3)
+    Y = m.random_point(np.eye(3), 3.0, size=20, rng=1)
+    with pytest.raises(ValueError, match="B_r"):
+        KNormGradient(m, 0.05, np.eye(3), 1.0).sample(Y, frechet_mean(m, Y).point, rng=0)
+    # an envelope 1000× too loose: acceptance ≈ 2σ² ≈ 2e-8, far below the public budget
+    e = Euclidean(2)
+    X = e.random_point(e.origin, 0.5, size=20, rng=2)
+    kng = KNormGradient(e, 1e-4, e.origin, 1.0)
+    object.__setattr__(kng, "h", 1e-3)
+    with pytest.raises(RuntimeError, match="KNG sampler"):
+        kng.sample(X, X.mean(axis=0), size=5, rng=3)
+
+
+def _naive_kng_envelope(kng, X, mu, e, cells=400):
+    """The (cells+1) × n table the envelope used to build in one piece."""
+    m = kng.manifold
+    reach = min(kng.radius + float(m.dist(kng.center, mu)), 2 * kng.radius, m.radial_range[1])
+    grid = np.linspace(0.0, reach, cells + 1)
+    u = np.minimum(grid[:, None] + (m.dist(mu, X) + e)[None, :], 2 * kng.radius) * np.sqrt(m.curvature_bounds[1])
+    f = np.where(u > 1e-8, u / np.tan(np.where(u > 1e-8, u, 1.0)), 1.0)
+    return grid, np.concatenate([[0.0], np.cumsum(f.mean(axis=1)[1:] * np.diff(grid))])
+
+
+def test_kng_envelope_is_unchanged_and_memory_bounded():
+    import tracemalloc
+    for m, r in ((Sphere(2), 0.5), (KendallShape2D(6), 0.3)):
+        X = m.random_point(m.origin, r, size=30_000, rng=4)
+        mu = m.random_point(m.origin, 0.05, rng=5)
+        kng = KNormGradient(m, 0.1, m.origin, r)
+        grid, G = kng._radial_envelope(X, mu, 1e-6)
+        grid0, G0 = _naive_kng_envelope(kng, X, mu, 1e-6)
+        assert np.array_equal(grid, grid0) and np.allclose(G, G0, rtol=1e-12, atol=1e-15)
+    s = Sphere(2)
+    X = s.random_point(s.origin, 0.5, size=200_000, rng=6)
+    tracemalloc.start()
+    KNormGradient(s, 0.01, s.origin, 0.5)._radial_envelope(X, s.origin, 1e-6)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 300 * 2**20  # the one-piece table: 401 × 2e5 × 8 B = 640 MB per temporary
+
+
+@pytest.mark.parametrize("d,sigma", [(50, 1e-7), (767, 1e-5)])
+def test_kng_radius_sampler_at_small_sigma_matches_quadrature(d, sigma):
+    from manifold_dp.privacy.samplers import sample_radius_concave_volume
+    s = Sphere(d)
+    X = s.random_point(s.origin, 0.3, size=200, rng=d)
+    mean = frechet_mean(s, X).point
+    grid, G = KNormGradient(s, sigma, s.origin, 0.3)._radial_envelope(X, mean, 1e-9)
+    rho, acceptance = sample_radius_concave_volume(s, grid, G, sigma, N_DRAWS, np.random.default_rng(d))
+    log_density = lambda t: (d - 1) * np.log(np.sin(t)) - np.interp(t, grid, G) / sigma
+    mode = (d - 1) * sigma  # the bulk lies below a few times this (G' ≥ h > 0.4)
+    cdf = radial_cdf(log_density, 10 * mode)
+    assert acceptance > 0.3 and rho.min() > 0 and stats.kstest(rho, cdf).pvalue > ALPHA
+
+
+def test_spd_affine_small_sigma_is_not_refused():
+    # σ far below 1/c_k: the law sits near ρ ≈ (d−1)σ and both stages accept nearly everything
+    for rho_max in (np.inf, 1.0, 0.01):
+        assert spd_sampler_acceptance(10, 4e-5, rho_max) > 0.9
+    m = SPDAffineInvariant(10)
+    draws = RiemannianLaplace(m, 4e-5, restrict_to=(np.eye(10), 0.5)).sample(np.eye(10), size=200, rng=21)
+    rho = m.dist(np.eye(10), draws)
+    assert rho.min() > 0 and rho.max() < 0.5
+
+
+@pytest.mark.parametrize("k,sigma", [(2, 1e-3), (3, 1e-3)])
+def test_spd_affine_restricted_small_sigma_matches_quadrature(k, sigma):
+    from manifold_dp.privacy.spd_sampler import sample_spd_log_eigen
+    s, _ = sample_spd_log_eigen(k, sigma, N_DRAWS, np.random.default_rng(30 + k), rho_max=1.0)
+    rho = np.linalg.norm(np.linalg.eigvalsh(s), axis=-1)
+    grid = np.linspace(1e-9, 80 * sigma * k, 1500)
+    log_dens = (k - 1) * np.log(grid) - grid / sigma + _spd_angular_log_integral(k, grid)
+    cdf = np.concatenate([[0.0], cumulative_trapezoid(np.exp(log_dens - log_dens.max()), grid)])
+    assert stats.kstest(rho, lambda r: np.interp(r, grid, cdf / cdf[-1])).pvalue > ALPHA

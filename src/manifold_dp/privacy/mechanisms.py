@@ -14,7 +14,8 @@ from .._validation import check_positive
 from ..manifolds import Euclidean, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from ..manifolds._matrix import expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
 from ..stats.frechet import riemannian_gradient
-from .samplers import metropolis_hastings, sample_laplace_radius, sample_radius_concave_volume, sample_spd_log_eigen
+from .samplers import metropolis_hastings, sample_laplace_radius, sample_radius_concave_volume
+from .spd_sampler import sample_spd_log_eigen
 from .sensitivity import hessian_lower_bound
 
 
@@ -203,19 +204,32 @@ class KNormGradient:
         return self.sample_with_stats(X, mean, size=size, rng=rng)[0]
 
     def sample_with_stats(self, X, mean, size=None, rng=None):
-        """``(draws, acceptance)``. The acceptance depends on the data: it is not private."""
+        """``(draws, acceptance)``. The acceptance depends on the data: it is not private.
+
+        Public caps: at most 10⁴ rounds and ``10⁵ + 10⁴·n`` proposals for ``n`` draws. Records
+        outside ``B_r(center)`` break the premise of Lemma 1 and can make the acceptance vanish;
+        then a ``RuntimeError`` is raised instead of looping for ever."""
         rng = as_generator(rng)
         m = self.manifold
         mu = m.validate_point(mean, "mean")
         shape = _size_tuple(size)
         n = int(np.prod(shape)) if shape else 1
+        # Lemma 1 needs the records in the ball (the release clips them there first); without it
+        # the acceptance can vanish. The slack absorbs the rounding of clip_to_ball.
+        if np.any(np.asarray(m.dist(self.center, X)) > self.radius * (1 + 1e-6) + 1e-12):
+            raise ValueError(f"KNG needs every record in B_r(center), r = {self.radius!r} (2022 Lemma 1): clip them first")
         e = float(m.norm(mu, riemannian_gradient(m, mu, X))) / self.h
         radial = self._radial_envelope(X, mu, e) if hasattr(m, "log_volume_slope") else None
         if radial is None:
             proposal = RiemannianLaplace(m, self.sigma / self.h, restrict_to=(self.center, self.radius))
-        out, proposed, have = [], 0, 0
-        while have < n:
-            batch = max(2 * (n - have), 8)
+        max_rounds, budget = 10_000, 100_000 + 10_000 * n
+        # ∇F at a batch of proposals costs (batch × records) memory: keep it near 4M entries
+        max_batch = max(8, min(10_000, 4_000_000 // max(len(X), 1)))
+        out, proposed, have, rate = [], 0, 0, 0.5
+        for _ in range(max_rounds):
+            if have >= n or proposed >= budget:
+                break
+            batch = int(min(max(8, 1.2 * (n - have) / rate), max_batch, budget - proposed))
             if radial is None:
                 y = proposal.sample(mu, size=batch, rng=rng)
                 lower = self.h * m.dist(mu, y)
@@ -226,15 +240,20 @@ class KNormGradient:
                 y = y[m.dist(self.center, y) <= self.radius]
                 lower = np.interp(m.dist(mu, y), grid, G)
             proposed += batch
-            if len(y) == 0:
-                continue
-            grad = m.norm(y, riemannian_gradient(m, y, X))
-            log_ratio = -(grad - lower + self.h * e if radial is None else grad - lower + e) / self.sigma
-            if np.any(log_ratio > 1e-9 * (1.0 + np.abs(grad) / self.sigma)):
-                raise RuntimeError("KNG envelope violated: ‖∇F(x)‖ < h·ρ(x̄, x) somewhere in the ball")
-            keep = np.log(rng.uniform(size=len(y))) < log_ratio
-            out.append(y[keep])
-            have += int(keep.sum())
+            if len(y) > 0:
+                grad = m.norm(y, riemannian_gradient(m, y, X))
+                log_ratio = -(grad - lower + self.h * e if radial is None else grad - lower + e) / self.sigma
+                if np.any(log_ratio > 1e-9 * (1.0 + np.abs(grad) / self.sigma)):
+                    raise RuntimeError("KNG envelope violated: ‖∇F(x)‖ < h·ρ(x̄, x) somewhere in the ball")
+                keep = np.log(rng.uniform(size=len(y))) < log_ratio
+                out.append(y[keep])
+                have += int(keep.sum())
+            rate = max(have / proposed, 1e-3)
+        if have < n:
+            raise RuntimeError(
+                f"KNG sampler on {m!r} (sigma={self.sigma!r}, radius={self.radius!r}, {n} draws) made no progress "
+                f"within {max_rounds} rounds or {budget} proposals: are the records in B_r(center)?"
+            )
         draws = np.concatenate(out)[:n]
         return draws.reshape(shape + tuple(m.point_shape)), have / proposed
 
@@ -254,10 +273,17 @@ class KNormGradient:
             return None
         reach = min(self.radius + float(m.dist(self.center, mu)), 2 * self.radius, m.radial_range[1])
         grid = np.linspace(0.0, reach, cells + 1)
-        a = m.dist(mu, X) + e
-        u = np.minimum(grid[:, None] + a[None, :], 2 * self.radius) * np.sqrt(kappa)
-        f = np.where(u > 1e-8, u / np.tan(np.where(u > 1e-8, u, 1.0)), 1.0)
-        h_right = f.mean(axis=1)[1:]
+        a = np.asarray(m.dist(mu, X), float).ravel() + e
+        # the (cells+1) × records table of f, one block of records at a time: bounded memory at any n
+        total, block = np.zeros(cells + 1), max(1, 2**22 // (cells + 1))
+        for start in range(0, a.size, block):
+            u = np.minimum(np.add.outer(grid, a[start:start + block]), 2 * self.radius)
+            u *= np.sqrt(kappa)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f = u / np.tan(u)
+            f[u <= 1e-8] = 1.0  # u cot u → 1 at 0
+            total += f.sum(axis=1)
+        h_right = total[1:] / a.size
         G = np.concatenate([[0.0], np.cumsum(h_right * np.diff(grid))])
         return grid, G
 
