@@ -1,24 +1,45 @@
-"""Privacy audits at reduced size (the full size: `manifold-dp audit --samples 1000000`)."""
+"""The privacy audit, run through the public release pipeline, at reduced size (the full one:
+`manifold-dp audit --samples 1000000`). Significance: each ε lower bound holds with 99 %
+confidence (Clopper–Pearson, held-out selection); seeds are fixed."""
 
 import numpy as np
 import pytest
 
-from manifold_dp.audit import SCENARIOS, audit, clopper_pearson, epsilon_lower_bound, power_check
+from manifold_dp.audit import (SCENARIOS, audit, clopper_pearson, epsilon_lower_bound, float_bit_features,
+                               power_check, under_noised)
+from manifold_dp.privacy import release
 
-EXACT = [s for s in SCENARIOS if "mcmc" not in s]
+HIGH_DIM = [s for s in SCENARIOS if SCENARIOS[s].manifold.dim >= 50]
+SLOW = set(HIGH_DIM) | {"kng-kendall"}
 
 
-@pytest.mark.parametrize("name", EXACT)
-def test_exact_mechanisms_pass_the_audit(name):
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_every_scenario_passes_the_audit(name):
     r = audit(name, samples=20_000, rng=1)
-    assert r.epsilon_lb <= r.epsilon
-    assert 0 < r.slack <= 1 + 1e-9  # the audited pair never exceeds the sensitivity bound
+    assert r.epsilon_lb <= r.epsilon, r
+    assert r.epsilon_lb_bits <= r.epsilon, r  # float bits of the default (gridded) output
+    if SCENARIOS[name].mechanism != "ambient_laplace":  # its Δ is chordal, the gap geodesic
+        assert 0 < r.slack <= 1 + 1e-9  # the audited pair never exceeds the sensitivity bound
 
 
-@pytest.mark.parametrize("name", ["laplace-euclidean", "laplace-spd-le", "laplace-sphere", "laplace-spd-ai"])
-def test_audit_catches_under_noised_mechanisms(name):
-    r = power_check(name, samples=100_000, rng=2)
-    assert r.epsilon_lb > r.epsilon
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_under_noised_pipeline_is_caught_across_ten_seeds(name):
+    # σ × power_factor × slack inside the pipeline (see Scenario): every seed must catch it
+    samples = 30_000 if name in SLOW else 100_000
+    lbs = [power_check(name, samples=samples, rng=seed).epsilon_lb for seed in range(10)]
+    assert min(lbs) > 1.0, lbs
+
+
+def test_under_noised_changes_the_pipeline_and_restores_it():
+    from manifold_dp import Sphere
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.3, size=10, rng=0)
+    kw = dict(center=S.origin, radius=0.4, epsilon=1.0)
+    sigma = release.plan_release(X, S, **kw).calibration.sigma
+    with under_noised(0.5):
+        assert release.plan_release(X, S, **kw).calibration.sigma == pytest.approx(0.5 * sigma)
+    assert release.plan_release(X, S, **kw).calibration.sigma == sigma
 
 
 def test_lower_bound_is_sound_on_a_known_pair():
@@ -33,6 +54,37 @@ def test_lower_bound_is_sound_on_a_known_pair():
     assert 0 < lo < 0.5 < hi < 1
 
 
-def test_mcmc_sampler_is_audited_and_reported():
-    r = audit("kng-mcmc-sphere", samples=5_000, mcmc_steps=10, rng=4)
-    assert np.isfinite(r.epsilon_lb)
+def test_bit_features_catch_a_low_bit_leak():
+    # a "mechanism" whose last mantissa bit is the secret: the categorical score must find it
+    rng = np.random.default_rng(4)
+    x = rng.laplace(size=(40_000, 1))
+    bits = x.view(np.uint64)
+    a = (bits & ~np.uint64(1)).view(np.float64)
+    b = (bits | np.uint64(1)).view(np.float64)
+    fa, fb = float_bit_features(a), float_bit_features(b)
+    lb, stat = epsilon_lower_bound(fa, fb, categorical=list(fa))
+    assert lb > 5 and stat in ("low8[0]", "trailing_zeros[0]")
+
+
+def test_phase_statistic_catches_a_data_aligned_kendall_release():
+    # the issue-11 leak: releases rotated to the data mean's phase. The audit's phase statistic
+    # must give ε_LB far above 1 on such a mechanism (built here by rotating honest releases).
+    from manifold_dp.audit import _statistics
+    from manifold_dp.manifolds.kendall import hermitian
+    m = SCENARIOS["laplace-kendall"].manifold
+    rng = np.random.default_rng(5)
+    mu = m.exp(m.origin, 0.2 * m.random_unit_tangent(m.origin, rng=rng))
+    mu2 = m.exp(m.origin, 0.2 * m.random_unit_tangent(m.origin, rng=rng))
+    y = m.exp(m.origin, 0.1 * m.random_unit_tangent(m.origin, size=20_000, rng=rng))
+    align = lambda z, ref: z * np.exp(-1j * np.angle(hermitian(ref, z)))[:, None]
+    sa = _statistics(m, align(y, mu), mu, mu2, None)
+    sb = _statistics(m, align(y, mu2), mu, mu2, None)
+    lb, stat = epsilon_lower_bound(sa, sb, categorical=[k for k in sa if "[" in k])
+    assert lb > 3 and stat.startswith("phase")
+
+
+def test_audit_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="unknown audit scenario"):
+        audit("nope")
+    with pytest.raises(ValueError, match="samples"):
+        audit("laplace-euclidean", samples=10)

@@ -1,24 +1,90 @@
-"""Empirical privacy audits: statistical lower bounds on ε from releases of neighbouring datasets.
+"""Empirical privacy audits of the public release path: statistical lower bounds on ε.
 
-For a mechanism we build a worst-case pair of neighbouring datasets (one record moved from one
-side of the ball's edge to the other), draw many releases from each, pick a rejection event
-``{t(x) ≥ τ}`` with ``t(x) = ρ(x, x̄') − ρ(x, x̄)`` (the Laplace log-likelihood ratio up to σ)
-on a held-out half, and bound ``ε ≥ log((p − δ)/q)`` with Clopper–Pearson intervals on the other
-half (99% overall). A correct mechanism must give ``ε_LB ≤ ε``; an under-noised one should be
-caught (``ε_LB > ε``), which shows the audit has power.
+Every release here comes out of ``plan_release`` — the same validation, calibration, certified
+mean, sampler and float-safe output grid that ``private_frechet_mean`` runs — so the audit tests
+what users run, not a re-derived σ.
+
+For a scenario we build a worst-case pair of neighbouring datasets (``n − 1`` records on the
+ball's edge, the last one there in ``D`` and opposite in ``D'``), draw many releases from each,
+and compute several test statistics of every release:
+
+* ``loss``: ``ρ(y, μ') − ρ(y, μ)`` (``μ, μ'`` the non-private means): the Laplace log-likelihood
+  ratio up to σ; for KNG also ``‖∇F_D'(y)‖ − ‖∇F_D(y)‖``, its exact log-likelihood ratio;
+* Kendall: the phase ``|arg⟨μ, y⟩|`` and ``|arg⟨μ', y⟩|`` of the returned pre-shape — a release
+  whose rotation follows the data is caught here;
+* float bits of the first coordinates: the exponent, the low 8 mantissa bits (parity included)
+  and the number of trailing zero bits (Mironov 2012).
+
+Selection and bound are separated: on the first half of each sample we choose one statistic and
+one event ``{t ≥ τ}`` or ``{t ≤ τ}`` (categorical bit features are first turned into a score
+``log(count_D / count_D')`` learned on that half), and only the second halves enter the bound
+``ε ≥ log((p − δ)/q)`` with Clopper–Pearson intervals (99 % overall). A private release gives
+``ε_LB ≤ ε``; the power check under-noises the calibrated mechanism (σ × factor inside the
+pipeline) and must be caught.
 """
 
+import dataclasses
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import beta
 
 from ._random import as_generator
-from .manifolds import Euclidean, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
-from .privacy import (KNormGradient, RiemannianLaplace, TangentGaussian, analytic_gaussian_sigma,
-                      frechet_mean_sensitivity)
-from .privacy.release import OPTIMISATION_SLACK
-from .stats import frechet_mean
+from .manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
+from .manifolds.kendall import hermitian
+from .privacy import release as _release
+from .stats import riemannian_gradient
+from .stats.frechet import certified_frechet_mean
+
+CONFIDENCE = 0.99
+CHUNK = 50_000  # releases drawn per call: memory stays O(CHUNK · dim)
+BIT_COORDINATES = 3  # float-bit features of the first few output coordinates
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One audited configuration: a manifold, a public ball, a mechanism and its power factor.
+
+    ``power_check`` multiplies σ by ``power_factor × slack`` (``slack = ρ(μ, μ')/Δ`` of the pair),
+    which gives the audited pair a largest privacy loss of about ``ε/power_factor`` (exactly so
+    for the Laplace on a homogeneous space) whatever the curvature leaves unused. 0.8 (loss
+    1.25 ε) where σ = Δ/ε and dim ≤ 2; 0.6 in dimension 3–4 (0.5 for the ambient Laplace), where the likelihood ratio reaches
+    its maximum on a set too small to see in 10⁵ releases; 0.1 in dimension ~100 (the loss
+    concentrates near 0: only gross under-noising is visible); half these where the only proof
+    needs σ = 2Δ/ε (KNG, restricted Laplace; 0.2 for KNG on Kendall, whose pair uses
+    little of Δ_KNG); 0.3 for the Gaussian, whose δ-tail no audit of
+    10⁶ releases can see."""
+
+    manifold: object
+    radius: float
+    mechanism: str = "laplace"
+    n: int = 10
+    restrict: bool = False
+    delta: float | None = None
+    center_offset: float = 0.0  # public centre at this distance from the manifold's origin
+    power_factor: float = 0.8
+
+
+SCENARIOS = {
+    "laplace-euclidean": Scenario(Euclidean(1), 1.0),
+    "laplace-euclidean-far": Scenario(Euclidean(3), 1.0, center_offset=3e5, power_factor=0.6),
+    "laplace-euclidean-100": Scenario(Euclidean(100), 1.0, power_factor=0.1),
+    "laplace-restricted-euclidean": Scenario(Euclidean(2), 1.0, restrict=True, power_factor=0.4),
+    "laplace-sphere": Scenario(Sphere(2), np.pi / 8),
+    "laplace-sphere-100": Scenario(Sphere(100), 0.5, power_factor=0.1),
+    "laplace-hyperbolic": Scenario(Hyperbolic(2), 1.0, n=40),
+    "laplace-hyperbolic-far": Scenario(Hyperbolic(2), 1.0, n=40, center_offset=6.0),
+    "laplace-spd-le": Scenario(SPDLogEuclidean(2), 1.0, power_factor=0.6),
+    "laplace-spd-ai": Scenario(SPDAffineInvariant(2), 1.0, power_factor=0.6),
+    "laplace-kendall": Scenario(KendallShape2D(4), 0.3, power_factor=0.6),
+    "laplace-kendall-100": Scenario(KendallShape2D(52), 0.3, power_factor=0.1),
+    "kng-sphere": Scenario(Sphere(2), np.pi / 8, "kng", power_factor=0.4),
+    "kng-euclidean": Scenario(Euclidean(1), 1.0, "kng", power_factor=0.4),
+    "kng-kendall": Scenario(KendallShape2D(4), 0.3, "kng", power_factor=0.2),
+    "tangent-gaussian-spd-le": Scenario(SPDLogEuclidean(2), 1.0, "tangent_gaussian", delta=1e-5, power_factor=0.3),
+    "ambient-laplace-sphere": Scenario(Sphere(2), np.pi / 8, "ambient_laplace", power_factor=0.5),
+}
 
 
 @dataclass(frozen=True)
@@ -29,7 +95,9 @@ class AuditResult:
     epsilon_lb: float
     samples: int
     noise_factor: float
-    slack: float  # ρ(x̄, x̄') / Δ for the pair audited: how tight the sensitivity bound is
+    slack: float  # ρ(μ, μ') / Δ for the audited pair: how tight the sensitivity bound is
+    statistic: str  # the statistic the held-out selection chose
+    epsilon_lb_bits: float = 0.0  # the same bound from the float-bit features alone
 
     def passed(self):
         return self.epsilon_lb <= self.epsilon
@@ -42,34 +110,90 @@ def clopper_pearson(k, n, alpha):
     return float(lo), float(hi)
 
 
-def epsilon_lower_bound(t_a, t_b, delta=0.0, confidence=0.99):
-    """ε lower bound from statistics of draws under D (``t_a``) and D' (``t_b``).
-
-    The threshold is chosen on the first half of each sample (largest empirical ε over a grid of
-    quantiles, both directions); the bound uses only the second halves, so the choice does not
-    bias it. ``1 − confidence`` is split between the two proportions (union bound)."""
-    t_a, t_b = np.asarray(t_a), np.asarray(t_b)
-    best, choice = -np.inf, None
-    for sign, (a, b) in ((1, (t_a, t_b)), (-1, (t_b, t_a))):
-        sel_a, sel_b = sign * a[: len(a) // 2], sign * b[: len(b) // 2]
-        for tau in np.quantile(sel_a, np.linspace(0.5, 0.999, 60)):
-            # rank thresholds by the bound they would give (not the raw ratio, which favours
-            # tiny tails where q is 0 by chance)
-            p_lo, _ = clopper_pearson(int(np.sum(sel_a >= tau)), len(sel_a), 1 - confidence)
-            _, q_hi = clopper_pearson(int(np.sum(sel_b >= tau)), len(sel_b), 1 - confidence)
-            est = np.log(max(p_lo - delta, 1e-300) / q_hi)
-            if est > best:
-                best, choice = est, (sign, tau)
-    sign, tau = choice
-    a, b = (t_a, t_b) if sign == 1 else (t_b, t_a)
-    a, b = sign * a[len(a) // 2:], sign * b[len(b) // 2:]
-    alpha = 1 - confidence
-    p_lo, _ = clopper_pearson(int(np.sum(a >= tau)), len(a), alpha)
-    _, q_hi = clopper_pearson(int(np.sum(b >= tau)), len(b), alpha)
+def _bound(p_count, n_p, q_count, n_q, delta, confidence):
+    p_lo, _ = clopper_pearson(p_count, n_p, 1 - confidence)
+    _, q_hi = clopper_pearson(q_count, n_q, 1 - confidence)
     return float(np.log(max(p_lo - delta, 1e-300) / q_hi)) if p_lo > delta else 0.0
 
 
-def _edge_pair(m, center, radius, n, rng):
+def _best_event(a, b, delta, confidence):
+    """``(bound, sign, τ)`` of the best event ``{sign·t ≥ τ}`` over a quantile grid."""
+    best = (-np.inf, 1, np.inf)
+    for sign in (1, -1):
+        sa, sb = np.sort(sign * a), np.sort(sign * b)
+        for tau in np.unique(np.quantile(sa, np.linspace(0.5, 0.999, 60))):
+            p = sa.size - np.searchsorted(sa, tau, side="left")
+            q = sb.size - np.searchsorted(sb, tau, side="left")
+            est = _bound(int(p), sa.size, int(q), sb.size, delta, confidence)
+            if est > best[0]:
+                best = (est, sign, tau)
+    return best
+
+
+def _score(train_a, train_b, values):
+    """A categorical feature as a number: ``log((count_D + ½)/(count_D' + ½))`` per category,
+    counted on the training halves only (unseen categories score 0)."""
+    cats, inv = np.unique(np.concatenate([train_a, train_b]), return_inverse=True)
+    ca = np.bincount(inv[: train_a.size], minlength=cats.size)
+    cb = np.bincount(inv[train_a.size:], minlength=cats.size)
+    table = np.log((ca + 0.5) / (cb + 0.5))
+    idx = np.clip(np.searchsorted(cats, values), 0, cats.size - 1)
+    return np.where(cats[idx] == values, table[idx], 0.0)
+
+
+def epsilon_lower_bound(t_a, t_b, delta=0.0, confidence=CONFIDENCE, categorical=()):
+    """ε lower bound from statistics of releases under D (``t_a``) and D' (``t_b``).
+
+    ``t_a``, ``t_b``: one array each, or dicts ``name → array`` of several statistics (names in
+    ``categorical`` are scored first, see ``_score``). The statistic, direction and threshold are
+    chosen on the first half of each sample; the bound uses only the second halves, so the choice
+    does not bias it. Returns ``(epsilon_lb, chosen statistic)`` for dicts, ``epsilon_lb`` else."""
+    single = not isinstance(t_a, dict)
+    stats_a, stats_b = ({"t": t_a}, {"t": t_b}) if single else (t_a, t_b)
+    best = (-np.inf, None, 1, np.inf, None)
+    for name in stats_a:
+        a, b = np.asarray(stats_a[name]), np.asarray(stats_b[name])
+        ha, hb = a.size // 2, b.size // 2
+        if name in categorical:
+            a_sc, b_sc = _score(a[:ha], b[:hb], a), _score(a[:ha], b[:hb], b)
+        else:
+            a_sc, b_sc = a.astype(float), b.astype(float)
+        est, sign, tau = _best_event(a_sc[:ha], b_sc[:hb], delta, confidence)
+        if est > best[0]:
+            best = (est, name, sign, tau, (a_sc[ha:], b_sc[hb:]))
+    _, name, sign, tau, (a, b) = best
+    p, q = int(np.sum(sign * a >= tau)), int(np.sum(sign * b >= tau))
+    lb = _bound(p, a.size, q, b.size, delta, confidence)
+    return lb if single else (lb, name)
+
+
+def float_bit_features(y, coordinates=BIT_COORDINATES):
+    """Categorical features of the raw float64 bits of the first ``coordinates`` real numbers of
+    each release: exponent (with sign), low 8 mantissa bits, trailing zero bits of the mantissa."""
+    flat = np.ascontiguousarray(np.asarray(y).reshape(len(y), -1))
+    if np.iscomplexobj(flat):
+        flat = flat.view(np.float64)
+    bits = flat[:, :coordinates].astype(np.float64).view(np.uint64)
+    mant = bits & np.uint64((1 << 52) - 1)
+    low = mant & (~mant + np.uint64(1))  # lowest set bit
+    tz = np.where(mant == 0, 52, np.log2(np.maximum(low, np.uint64(1)).astype(float)).round().astype(np.int64))
+    out = {}
+    for j in range(bits.shape[1]):
+        out[f"exponent[{j}]"] = (bits[:, j] >> np.uint64(52)).astype(np.int64)
+        out[f"low8[{j}]"] = (mant[:, j] & np.uint64(255)).astype(np.int64)
+        out[f"trailing_zeros[{j}]"] = tz[:, j]
+    return out
+
+
+def _public_center(m, offset, rng):
+    if offset == 0:
+        return m.origin
+    if isinstance(m, Euclidean):
+        return m.origin + offset
+    return m.exp(m.origin, offset * m.random_unit_tangent(m.origin, rng=rng))
+
+
+def neighbouring_pair(m, center, radius, n, rng):
     """``n − 1`` records on one point of the ball's edge; the last one there (D) or opposite (D')."""
     u = m.random_unit_tangent(center, rng=rng)
     a, b = m.exp(center, radius * u), m.exp(center, -radius * u)
@@ -79,66 +203,84 @@ def _edge_pair(m, center, radius, n, rng):
     return D, D2
 
 
-SCENARIOS = {
-    "laplace-euclidean": (Euclidean(1), 1.0, "laplace"),
-    "laplace-spd-le": (SPDLogEuclidean(2), 1.0, "laplace"),
-    "laplace-sphere": (Sphere(2), np.pi / 8, "laplace"),
-    "laplace-spd-ai": (SPDAffineInvariant(2), 1.0, "laplace"),
-    "laplace-kendall": (KendallShape2D(4), 0.3, "laplace"),
-    "kng-sphere": (Sphere(2), np.pi / 8, "kng"),
-    "kng-euclidean": (Euclidean(1), 1.0, "kng"),
-    "tangent-gaussian-spd-le": (SPDLogEuclidean(2), 1.0, "tangent_gaussian"),
-    "kng-mcmc-sphere": (Sphere(2), np.pi / 8, "kng_mcmc"),
-}
+@contextmanager
+def under_noised(factor):
+    """Inside the block every release pipeline calibrates σ × ``factor`` (and reports it): the
+    mechanism a buggy calibration would build. For power checks only; not thread-safe."""
+    original = _release.calibrate
+
+    def scaled(*args, **kwargs):
+        cal = original(*args, **kwargs)
+        return dataclasses.replace(cal, sigma=cal.sigma * factor)
+
+    if factor != 1.0:
+        _release.calibrate = scaled
+    try:
+        yield
+    finally:
+        _release.calibrate = original
 
 
-def audit(name, samples=100_000, epsilon=1.0, delta=1e-5, n=10, noise_factor=1.0, target_loss=None, mcmc_steps=30, rng=None):
-    """Audit one scenario of ``SCENARIOS`` with ``samples`` releases from each dataset.
+def _statistics(m, y, mean, mean2, kng_records):
+    stats = {"loss": m.dist(y, mean2) - m.dist(y, mean)}
+    if kng_records is not None:
+        D, D2 = kng_records
+        g = lambda X: m.norm(y, riemannian_gradient(m, y, X))
+        stats["kng_loss"] = g(D2) - g(D)
+    if isinstance(m, KendallShape2D):
+        stats["phase_D"] = np.abs(np.angle(hermitian(mean, y)))
+        stats["phase_D'"] = np.abs(np.angle(hermitian(mean2, y)))
+    stats.update(float_bit_features(y))
+    return stats
 
-    ``noise_factor < 1`` under-noises the mechanism (σ × factor). ``target_loss`` instead sets σ so
-    that the audited pair's true privacy loss is ``target_loss`` (curved spaces, where Δ has slack).
-    """
+
+def audit(name, samples=100_000, epsilon=1.0, noise_factor=1.0, rng=None, progress=None):
+    """Audit scenario ``name`` of ``SCENARIOS`` with ``samples`` releases from each dataset,
+    drawn through the public pipeline (``round_to`` left at its default). ``noise_factor < 1``
+    under-noises the calibrated mechanism (``under_noised``); ``"power"`` uses the scenario's
+    power factor times the pair's slack (see ``Scenario``). ``progress(done, total)`` is called
+    after each chunk."""
     if name not in SCENARIOS:
         raise ValueError(f"unknown audit scenario {name!r}; choose from {', '.join(SCENARIOS)}")
+    samples = int(samples)
+    if samples < 100:
+        raise ValueError(f"samples must be at least 100, got {samples}")
     rng = as_generator(rng)
-    m, radius, kind = SCENARIOS[name]
-    D, D2 = _edge_pair(m, m.origin, radius, n, rng)
-    mean, mean2 = frechet_mean(m, D).point, frechet_mean(m, D2).point
-    gap = float(m.dist(mean, mean2))
-    gaussian = kind == "tangent_gaussian"
-    d = delta if gaussian else 0.0
-    if kind == "laplace":
-        sens = frechet_mean_sensitivity(m, n=n, radius=radius) * (1 + 2 * OPTIMISATION_SLACK)
-        sigma = sens / epsilon if target_loss is None else gap / target_loss
-        mech = RiemannianLaplace(m, sigma * noise_factor)
-        x, y = mech.sample(mean, size=samples, rng=rng), mech.sample(mean2, size=samples, rng=rng)
-    elif kind in ("kng", "kng_mcmc"):
-        sens = frechet_mean_sensitivity(m, n=n, radius=radius, kind="kng") * (1 + 2 * OPTIMISATION_SLACK)
-        sigma = 2 * sens / epsilon
-        kng = KNormGradient(m, sigma * noise_factor, m.origin, radius)
-        if kind == "kng":
-            x, y = kng.sample(D, mean, size=samples, rng=rng), kng.sample(D2, mean2, size=samples, rng=rng)
-        else:  # chains of the configured length from the public centre
-            step = 0.5 * sigma
-            x, _ = kng.sample_mcmc(D, m.origin, mcmc_steps, step, size=samples, rng=rng)
-            y, _ = kng.sample_mcmc(D2, m.origin, mcmc_steps, step, size=samples, rng=rng)
-    else:
-        sens = frechet_mean_sensitivity(m, n=n, radius=radius, kind="log_euclidean") * (1 + 2 * OPTIMISATION_SLACK)
-        sigma = analytic_gaussian_sigma(epsilon, delta, sens)
-        mech = TangentGaussian(m, sigma * noise_factor)
-        x, y = mech.sample(mean, size=samples, rng=rng), mech.sample(mean2, size=samples, rng=rng)
-    # rounded to a public grid: the audit tests the mathematical mechanism; without rounding the
-    # threshold can key on low-order bits of the float output (Mironov 2012; docs/security.md)
-    stat = lambda z: np.round((m.dist(z, mean2) - m.dist(z, mean)) / gap, 6)
-    lb = epsilon_lower_bound(stat(x), stat(y), delta=d)
-    return AuditResult(name, epsilon, d, lb, samples, noise_factor, gap / sens)
+    sc = SCENARIOS[name]
+    m = sc.manifold
+    center = _public_center(m, sc.center_offset, rng)
+    D, D2 = neighbouring_pair(m, center, sc.radius, sc.n, rng)
+    kw = dict(center=center, radius=sc.radius, epsilon=epsilon, delta=sc.delta, mechanism=sc.mechanism,
+              restrict=sc.restrict)
+    cal = _release.plan_release(D, m, **kw).calibration
+    accuracy = cal.accuracy or 1e-9 * sc.radius  # ambient mechanisms certify no Fréchet mean
+    mean, mean2 = (certified_frechet_mean(m, _release.prepare_records(m, X, center, sc.radius)[0], center, sc.radius,
+                                          accuracy) for X in (D, D2))
+    slack = float(m.dist(mean, mean2)) / cal.sensitivity
+    if noise_factor == "power":
+        noise_factor = sc.power_factor * slack
+    with under_noised(noise_factor):
+        plans = [_release.plan_release(X, m, **kw) for X in (D, D2)]
+    kng = (D, D2) if sc.mechanism == "kng" else None
+    parts = ([], [])
+    done = 0
+    while done < samples:
+        size = min(CHUNK, samples - done)
+        for plan, part in zip(plans, parts):
+            part.append(_statistics(m, np.asarray(plan.draw(size, rng)), mean, mean2, kng))
+        done += size
+        if progress is not None:
+            progress(done, samples)
+    joined = [{k: np.concatenate([c[k] for c in part]) for k in part[0]} for part in parts]
+    categorical = [k for k in joined[0] if "[" in k]
+    delta = float(sc.delta or 0.0)
+    lb, stat = epsilon_lower_bound(*joined, delta=delta, categorical=categorical)
+    bits = [{k: part[k] for k in categorical} for part in joined]
+    lb_bits, _ = epsilon_lower_bound(*bits, delta=delta, categorical=categorical)
+    return AuditResult(name, epsilon, delta, lb, samples, float(noise_factor), slack, stat, lb_bits)
 
 
-def power_check(name, samples=100_000, epsilon=1.0, rng=None):
-    """The under-noised variant: σ × 0.8 on flat spaces; on curved ones σ set so that the audited
-    pair's privacy loss is 1.25 ε. A powerful audit reports ``ε_LB > ε``."""
-    m = SCENARIOS[name][0]
-    flat = m.curvature_bounds == (0.0, 0.0)
-    if flat:
-        return audit(name, samples, epsilon, noise_factor=0.8, rng=rng)
-    return audit(name, samples, epsilon, target_loss=1.25 * epsilon, rng=rng)
+def power_check(name, samples=100_000, epsilon=1.0, rng=None, progress=None):
+    """The scenario's audit, under-noised so that the audited pair loses ``ε/power_factor``: a
+    powerful audit reports ``ε_LB > ε``."""
+    return audit(name, samples, epsilon, noise_factor="power", rng=rng, progress=progress)

@@ -185,7 +185,8 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
     base *= 1.0 + 2.0 * _float_error(manifold, center, radius) / radius
     accuracy = max(OPTIMISATION_SLACK * base, FLOAT_FLOOR * radius) + _float_error(manifold, center, radius)
     # KNG's density is ∇F itself: the computed mean only shapes its proposal, so no slack is needed
-    sens = base if kind == "kng" else base + 2.0 * accuracy
+    sens = float(base if kind == "kng" else base + 2.0 * accuracy)
+    _check_sigma(2.0 * sens / epsilon, epsilon)  # Python floats: an overflow is inf, not a warning
     cert.update(sensitivity=sens, sensitivity_bound=_bound_name(manifold, bound, kind),
                 optimisation=_optimisation_note(manifold, radius, accuracy))
     restricted = False
@@ -197,12 +198,15 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
                     scale_rule=f"{calibration} Gaussian σ for (ε, δ) and Δ", restriction="none",
                     sampler="exact (Gaussian in log coordinates)")
     elif mechanism == "laplace":
-        restricted = restrict or sens / epsilon >= laplace_sigma_limit(manifold)
+        # restricted when asked, when the unrestricted law is not integrable, or when its draws
+        # would overflow float64 (a public test: the law's tail quantile against exp's range)
+        restricted = (restrict or sens / epsilon >= laplace_sigma_limit(manifold)
+                      or not _fits_float64(manifold, center, radius, sens / epsilon, False))
         sigma = (2.0 if restricted else 1.0) * sens / epsilon
         event = PureEvent(epsilon)
         cert.update(mechanism="Riemannian Laplace", theorem="Reimherr et al. 2021, Thm 1 ("
                     + ("Thm 3 restriction" if restricted else "homogeneous case") + ") with Thm 2 sensitivity",
-                    scale_rule=_laplace_rule(manifold, sens, epsilon, restricted),
+                    scale_rule=_laplace_rule(manifold, sens, epsilon, restricted, restrict),
                     restriction=f"B_r(center), r = {radius:g}" if restricted else "none",
                     sampler="exact (" + ("eigenvalue construction, two-stage rejection" if isinstance(manifold, SPDAffineInvariant)
                                          else "log-concave radial rejection + uniform direction") + ")")
@@ -239,13 +243,15 @@ def _calibrate_ambient(manifold, mechanism, n, center, radius, epsilon, delta, c
     return Calibration(mechanism, float(sigma), float(sens), event, 0.0, False, cert)
 
 
-def _laplace_rule(manifold, sens, epsilon, restricted):
+def _laplace_rule(manifold, sens, epsilon, restricted, restrict):
     if not restricted:
         return "σ = Δ/ε (unrestricted law on a homogeneous space: normalising constant independent of the footpoint)"
     rule = "σ = 2Δ/ε (restricted to the ball: normalising constant depends on the footpoint)"
     limit = laplace_sigma_limit(manifold)
     if sens / epsilon >= limit:
         rule += f"; the unrestricted law is not integrable at σ = Δ/ε (needs σ < {limit:.4g})"
+    elif not restrict:
+        rule += "; the unrestricted law at σ = Δ/ε would overflow float64 (its tail reaches past exp's range)"
     return rule
 
 
@@ -287,8 +293,16 @@ def check_reach(manifold, center, radius, sigma, restricted):
                 f"on {manifold!r} the ball must lie within distance {HYPERBOLIC_MAX_REACH:g} of e0 "
                 f"(ρ(e0, center) + radius = {reach:.4g}): farther out hyperboloid coordinates lose the precision "
                 "the sensitivity bound needs; move the data and centre towards e0 by an isometry first")
+    if not _fits_float64(manifold, center, radius, sigma, restricted):
+        raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
+                         "increase epsilon or n, or shrink radius")
+
+
+def _fits_float64(manifold, center, radius, sigma, restricted):
+    """Whether a draw at scale ``sigma`` stays inside exp's float64 range (eigenvalues ``e^λ`` on
+    SPD, ``cosh ρ`` on hyperbolic space) except with probability 1e-12. Public values only."""
     if not isinstance(manifold, (SPDAffineInvariant, SPDLogEuclidean, Hyperbolic)):
-        return
+        return True
     if isinstance(manifold, Hyperbolic):
         base = float(manifold.dist(manifold.origin, center))
     else:
@@ -299,9 +313,7 @@ def check_reach(manifold, center, radius, sigma, restricted):
         c = manifold.laplace_integrability_constant if isinstance(manifold, SPDAffineInvariant) else manifold.volume_growth_rate
         rate = 1.0 / sigma - c  # the radial law's exponential tail
         reach = float(gammainccinv(manifold.dim, 1e-12)) / rate if rate > 0 else np.inf
-    if base + radius + reach > LOG_FLOAT_MAX:
-        raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
-                         "increase epsilon or n, or shrink radius")
+    return base + radius + reach <= LOG_FLOAT_MAX
 
 
 # --- stage 5: the output's representative and grid ------------------------------------------

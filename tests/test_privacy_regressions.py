@@ -1,0 +1,314 @@
+"""Regression tests for the privacy holes of issue 11, each through ``private_frechet_mean``.
+
+The invariant behind most of them: everything a release shows — its value, whether it succeeds,
+which error it raises and with what message — is a function of public parameters and the noise.
+So for neighbouring datasets (one record replaced) the *outcome class* must be identical."""
+
+import numpy as np
+import pytest
+
+from manifold_dp import (Euclidean, Hyperbolic, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant,
+                         SPDLogEuclidean, private_frechet_mean)
+from manifold_dp.manifolds.kendall import hermitian
+from manifold_dp.privacy import release
+from manifold_dp.privacy.release import ReleaseWarning, plan_release, prepare_records
+from manifold_dp.stats.frechet import certified_frechet_mean
+
+MARKER = "98765"  # planted in data values; must never appear in a message
+
+
+def outcome(call):
+    """``"ok"`` or ``(exception type, message)``: what an observer of the release sees."""
+    try:
+        call()
+        return "ok"
+    except Exception as err:  # noqa: BLE001 — every exception type is an observable
+        return type(err).__name__, str(err)
+
+
+def boundary_ring(m, center, radius, n, angles=None):
+    """``n`` records on the ball's boundary along two fixed orthonormal tangent directions."""
+    rng = np.random.default_rng(0)
+    u = m.random_unit_tangent(center, rng=rng)
+    v = m.random_unit_tangent(center, rng=rng)
+    v = v - m.inner(center, u, v) * u
+    v = v / m.norm(center, v)
+    angles = np.linspace(0, 2 * np.pi, n, endpoint=False) if angles is None else np.asarray(angles, float)
+    dirs = np.cos(angles)[:, None] * np.asarray(u).reshape(1, -1) + np.sin(angles)[:, None] * np.asarray(v).reshape(1, -1)
+    dirs = dirs.reshape((len(angles),) + np.shape(u))
+    return m.exp(center, radius * dirs)
+
+
+# --- 1. noise never vanishes, in any dimension --------------------------------------------------
+
+HIGH_DIM = [
+    ("sphere-500", Sphere(500), 0.5, 1, "laplace", False),
+    ("euclidean-500-restricted", Euclidean(500), 1.0, 100, "laplace", True),
+    ("euclidean-500-kng", Euclidean(500), 1.0, 100, "kng", False),
+    ("kendall-200", KendallShape2D(200), 0.3, 5, "laplace", False),
+    ("spd-le-30-kng", SPDLogEuclidean(30), 1.0, 100, "kng", False),
+    ("sphere-767", Sphere(767), 0.3, 1000, "laplace", False),
+]
+
+
+@pytest.mark.parametrize("name,m,radius,n,mech,restrict", HIGH_DIM, ids=[c[0] for c in HIGH_DIM])
+def test_high_dimension_release_is_noisy_or_refused_from_public_parameters(name, m, radius, n, mech, restrict):
+    X = m.random_point(m.origin, 0.8 * radius, size=n, rng=3)
+    kw = dict(center=m.origin, radius=radius, epsilon=1.0, mechanism=mech, restrict=restrict)
+    try:
+        rel = private_frechet_mean(X, m, rng=1, **kw)
+    except ValueError as err:  # a refusal must not depend on the data: the neighbour is refused alike
+        X2 = X.copy()
+        X2[0] = m.origin
+        assert outcome(lambda: private_frechet_mean(X2, m, rng=1, **kw)) == ("ValueError", str(err))
+        return
+    mean = certified_frechet_mean(m, prepare_records(m, X, m.origin, radius)[0], m.origin, radius, 1e-9)
+    gap = float(m.dist(rel.point, mean))
+    # the radial law puts almost all its mass far from 0 in high dimension (the issue saw gap 0)
+    assert gap > 0.05 * min(rel.scale, radius), (gap, rel.scale)
+
+
+# --- 2. Kendall releases are rotated by public information only ---------------------------------
+
+def test_kendall_release_phase_is_fixed_by_the_public_centre_not_the_data():
+    m = KendallShape2D(4)
+    rng = np.random.default_rng(11)
+    X = m.random_point(m.origin, 0.2, size=11, rng=rng)
+    center = m.origin
+    mean = certified_frechet_mean(m, prepare_records(m, X, center, 0.25)[0], center, 0.25, 1e-9)
+    phases_data, phases_centre = [], []
+    for seed in range(200):
+        y = private_frechet_mean(X, m, center=center, radius=0.25, epsilon=1.0, rng=seed).point
+        phases_data.append(abs(np.angle(hermitian(mean, y))))
+        phases_centre.append(abs(np.angle(hermitian(center, y))))
+    # the issue saw |arg⟨μ_D, y⟩| < 1e-10 in 90–100 % of releases; a data-free rotation never does
+    assert np.mean(np.array(phases_data) < 1e-10) == 0.0
+    # the representative: aligned with the public centre (up to the output grid)
+    assert np.max(phases_centre) < 1e-4
+
+
+# --- 3. success, failure and messages do not depend on the data ---------------------------------
+
+def _pairs():
+    H = Hyperbolic(2)
+    ring = boundary_ring(H, H.origin, 3.0, 10)
+    ring2 = ring.copy()
+    ring2[0] = H.origin
+    three = boundary_ring(H, H.origin, 3.0, 3, angles=[0.0, 2.0, 4.0])
+    three2 = three.copy()
+    three2[1] = H.origin
+    A = SPDAffineInvariant(2)
+    a_ring = boundary_ring(A, A.origin, 5.0, 10)
+    a_ring2 = a_ring.copy()
+    a_ring2[3] = A.origin
+    E = Euclidean(3)
+    far = E.origin + 3e5
+    e_ring = boundary_ring(E, far, 1.0, 10)
+    e_ring2 = e_ring.copy()
+    e_ring2[0] = far
+    A15 = SPDAffineInvariant(15)
+    at_centre = np.repeat(A15.origin[None], 10, axis=0)
+    beyond = A15.exp(A15.origin, 3.0 * A15.random_unit_tangent(A15.origin, size=10, rng=1))
+    S = Sphere(2)
+    s_ring = boundary_ring(S, S.origin, 0.78, 12)
+    s_ring2 = s_ring.copy()
+    s_ring2[5] = S.origin
+    return {
+        "hyperbolic-ring-r3": (H, H.origin, 3.0, ring, ring2, {}),
+        "hyperbolic-three-r3": (H, H.origin, 3.0, three, three2, {}),
+        "spd-ai-ring-r5": (A, A.origin, 5.0, a_ring, a_ring2, {}),
+        "euclidean-far-centre": (E, far, 1.0, e_ring, e_ring2, {}),
+        "spd-ai-15-restricted": (A15, A15.origin, 1.0, at_centre, beyond, {"restrict": True}),
+        "spd-ai-15-kng": (A15, A15.origin, 1.0, at_centre, beyond, {"mechanism": "kng"}),
+        "sphere-ring-near-limit": (S, S.origin, 0.78, s_ring, s_ring2, {}),
+        "sphere-ring-kng": (S, S.origin, 0.78, s_ring, s_ring2, {"mechanism": "kng"}),
+    }
+
+
+PAIRS = _pairs()
+
+
+@pytest.mark.parametrize("name", list(PAIRS))
+def test_neighbouring_datasets_have_the_same_outcome_class(name):
+    m, center, radius, D, D2, kw = PAIRS[name]
+    for seed in range(3):
+        a = outcome(lambda: private_frechet_mean(D, m, center=center, radius=radius, epsilon=1.0, rng=seed, **kw))
+        b = outcome(lambda: private_frechet_mean(D2, m, center=center, radius=radius, epsilon=1.0, rng=seed, **kw))
+        assert a == b, (a, b)
+
+
+@pytest.mark.parametrize("name", ["hyperbolic-ring-r3", "hyperbolic-three-r3", "spd-ai-ring-r5", "euclidean-far-centre"])
+def test_the_issue_pairs_now_release(name):
+    m, center, radius, D, D2, kw = PAIRS[name]
+    for X in (D, D2):
+        rel = private_frechet_mean(X, m, center=center, radius=radius, epsilon=1.0, rng=0, **kw)
+        assert m.belongs(rel.point)
+
+
+@pytest.mark.parametrize("name", ["hyperbolic-ring-r3", "spd-ai-ring-r5", "euclidean-far-centre", "sphere-ring-near-limit"])
+def test_certified_mean_moves_at_most_the_sensitivity(name):
+    # the computed (not the ideal) mean: what the mechanism actually centres its noise on
+    m, center, radius, D, D2, kw = PAIRS[name]
+    cal = plan_release(D, m, center=center, radius=radius, epsilon=1.0, **kw).calibration
+    mu = [certified_frechet_mean(m, prepare_records(m, X, center, radius)[0], center, radius, cal.accuracy) for X in (D, D2)]
+    assert float(m.dist(*mu)) <= cal.sensitivity
+
+
+# --- 4. far from the origin ----------------------------------------------------------------------
+
+def test_hyperbolic_far_centre_is_refused_from_public_parameters():
+    H = Hyperbolic(2)
+    center = H.exp(H.origin, 17.0 * H.random_unit_tangent(H.origin, rng=0))
+    X = H.random_point(center, 0.9, size=10, rng=1)
+    X2 = X.copy()
+    X2[0] = center
+    a = outcome(lambda: private_frechet_mean(X, H, center=center, radius=1.0, epsilon=1.0, rng=0))
+    assert a[0] == "ValueError" and "distance 8 of e0" in a[1]
+    assert outcome(lambda: private_frechet_mean(X2, H, center=center, radius=1.0, epsilon=1.0, rng=0)) == a
+    # radius 20 around e0 (the issue's restricted release landed ≈ 150 from the ball): refused too
+    assert outcome(lambda: private_frechet_mean(X, H, center=H.origin, radius=20.0, epsilon=1.0, restrict=True))[0] == "ValueError"
+
+
+def test_hyperbolic_clipping_is_exact_at_the_supported_reach():
+    H = Hyperbolic(2)
+    center = H.exp(H.origin, 6.0 * H.random_unit_tangent(H.origin, rng=0))
+    far = H.exp(center, 5.0 * H.random_unit_tangent(center, size=50, rng=1))
+    clipped = prepare_records(H, far, center, 1.0)[0]
+    assert np.max(np.abs(H.dist(center, clipped) - 1.0)) < 1e-8
+
+
+# --- 5. shapes are exact ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("center_shape", [(7, 3), (1, 3), (2,), (4,)])
+def test_batch_shaped_or_wrong_centre_is_refused(center_shape):
+    S = Sphere(2)
+    center = np.zeros(center_shape)
+    center[..., 0] = 1.0
+    X = S.random_point(S.origin, 0.1, size=1, rng=0)
+    with pytest.raises(ValueError, match="center"):
+        private_frechet_mean(X, S, center=center, radius=0.3, epsilon=1.0)
+
+
+def test_kng_centre_with_a_batch_axis_is_refused_naming_center():
+    E = Euclidean(2)
+    with pytest.raises(ValueError, match="center"):
+        private_frechet_mean(np.zeros((5, 2)), E, center=np.zeros((1, 2)), radius=1.0, epsilon=1.0, mechanism="kng")
+
+
+# --- 6. float-safe by default -------------------------------------------------------------------
+
+def test_default_release_is_snapped_to_the_public_grid():
+    E = Euclidean(1)
+    X = np.random.default_rng(0).uniform(-1, 1, size=(10, 1))
+    rel = private_frechet_mean(X, E, center=E.origin, radius=1.0, epsilon=1.0, rng=0)
+    g = rel.certificate["output_grid_spacing"]
+    assert g is not None and g > 0
+    assert np.all(np.asarray(rel.point) / g == np.round(np.asarray(rel.point) / g))
+    with pytest.warns(ReleaseWarning):
+        private_frechet_mean(X, E, center=E.origin, radius=1.0, epsilon=1.0, rng=0, round_to=None)
+
+
+# --- 7. scale checks and accounting -------------------------------------------------------------
+
+@pytest.mark.parametrize("m,radius,n", [(Hyperbolic(2), 1.98, 4), (SPDAffineInvariant(2), 3.5, 5)])
+def test_near_the_integrability_limit_the_laplace_falls_back_to_the_restricted_law(m, radius, n):
+    X = m.random_point(m.origin, 0.9 * radius, size=n, rng=0)
+    outcomes = [outcome(lambda: private_frechet_mean(X, m, center=m.origin, radius=radius, epsilon=1.0, rng=s)) for s in range(10)]
+    assert outcomes == ["ok"] * 10
+    cert = private_frechet_mean(X, m, center=m.origin, radius=radius, epsilon=1.0, rng=0).certificate
+    assert cert["restriction"] != "none"
+
+
+def test_a_release_that_fails_after_the_budget_check_is_still_charged(monkeypatch):
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.2, size=10, rng=0)
+    acct = PrivacyAccountant(epsilon=1.0)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated failure after the budget check")
+
+    monkeypatch.setattr(release, "certified_frechet_mean", broken)
+    with pytest.raises(RuntimeError, match="simulated"):
+        private_frechet_mean(X, S, center=S.origin, radius=0.3, epsilon=0.4, accountant=acct)
+    assert acct.spent()[0] == pytest.approx(0.4)
+
+
+# --- 8. input handling: errors name the parameter, never a data value ---------------------------
+
+S2 = Sphere(2)
+GOOD = S2.random_point(S2.origin, 0.1, size=5, rng=0)
+MASKED = np.ma.masked_array(GOOD, mask=np.zeros_like(GOOD, bool))
+MASKED.mask[0, 0] = True
+BAD_CALLS = {
+    "masked X": (dict(X=MASKED), TypeError, "mask"),
+    "string X": (dict(X=GOOD.astype(str)), TypeError, "X"),
+    "datetime X": (dict(X=np.zeros((5, 3), "datetime64[s]")), TypeError, "X"),
+    "complex centre": (dict(center=S2.origin + 1e-3j), (TypeError, ValueError), "center"),
+    "string centre": (dict(center="origin"), (TypeError, ValueError), "center"),
+    "huge int X": (dict(X=[[10**400, 0, 0]] * 5), (TypeError, ValueError), "X"),
+    "object accountant": (dict(accountant=object()), TypeError, "accountant"),
+    "negative seed": (dict(rng=-1), ValueError, "rng"),
+    "subnormal epsilon": (dict(epsilon=5e-324), ValueError, "epsilon"),
+    "huge round_to": (dict(round_to=1e6), ValueError, "round_to"),
+    "restrict not bool": (dict(restrict="yes"), TypeError, "restrict"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_CALLS))
+def test_bad_input_raises_an_error_naming_the_parameter(name):
+    override, exc, word = BAD_CALLS[name]
+    kw = dict(X=GOOD, center=S2.origin, radius=0.3, epsilon=1.0) | override
+    X = kw.pop("X")
+    with pytest.raises(exc, match=word) as info:
+        private_frechet_mean(X, S2, **kw)
+    assert MARKER not in str(info.value)
+
+
+def test_messages_never_quote_data_values():
+    S = Sphere(2)
+    X = np.full((5, 3), 98765.4321)
+    for kw in ({}, {"mechanism": "kng"}, {"round_to": 1e-3}):
+        rel = private_frechet_mean(X, S, center=S.origin, radius=0.3, epsilon=1.0, rng=0, **kw)
+        assert MARKER not in repr(rel.certificate)
+    with pytest.raises(ValueError) as info:
+        private_frechet_mean(np.full((5, 4), 98765.4321), S, center=S.origin, radius=0.3, epsilon=1.0)
+    assert MARKER not in str(info.value)
+
+
+def test_tiny_radius_releases_instead_of_failing_certification():
+    X = S2.random_point(S2.origin, 0.3, size=5, rng=0)
+    rel = private_frechet_mean(X, S2, center=S2.origin, radius=1e-12, epsilon=1.0, rng=1)
+    assert S2.belongs(rel.point)
+
+
+def test_sphere_20_with_few_records_releases_promptly():
+    S = Sphere(20)
+    X = S.random_point(S.origin, 0.3, size=5, rng=0)
+    rel = private_frechet_mean(X, S, center=S.origin, radius=0.5, epsilon=0.5, rng=1)
+    assert S.belongs(rel.point)
+
+
+# --- 9. concurrency: see tests/test_accounting.py (threads through private_frechet_mean) ---------
+
+def test_concurrent_releases_never_overspend():
+    import threading
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.2, size=10, rng=0)
+    acct = PrivacyAccountant(epsilon=1.0)
+    done, barrier = [], threading.Barrier(8)
+
+    def worker():
+        barrier.wait()
+        for _ in range(20):
+            try:
+                private_frechet_mean(X, S, center=S.origin, radius=0.3, epsilon=0.01, accountant=acct, rng=0)
+                done.append(1)
+            except ValueError:
+                pass
+
+    pool = [threading.Thread(target=worker) for _ in range(8)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert len(done) <= 100 and acct.spent()[0] <= 1.0 + 1e-12
