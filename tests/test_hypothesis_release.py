@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean, private_frechet_mean
+from manifold_dp.audit import public_center
 from manifold_dp.privacy.release import plan_release, prepare_records
 from manifold_dp.stats.frechet import certified_frechet_mean
 
@@ -42,14 +43,6 @@ def _manifold(family, size, metric):
     if family == "spd":
         return (SPDAffineInvariant if metric else SPDLogEuclidean)(size)
     return FAMILIES[family][0](size)
-
-
-def _center(m, far, rng):
-    if far == 0:
-        return m.origin
-    if isinstance(m, Euclidean):
-        return m.origin + far
-    return m.exp(m.origin, far * m.random_unit_tangent(m.origin, rng=rng))
 
 
 def _radius(m, frac):
@@ -86,7 +79,7 @@ def test_release_invariants(family, size_index, far_index, metric, mech_index, f
     if mech == "tangent_gaussian" and isinstance(m, SPDAffineInvariant):
         mech = "laplace"
     rng = np.random.default_rng(seed)
-    center = _center(m, fars[far_index % len(fars)], rng)
+    center = public_center(m, fars[far_index % len(fars)], rng)
     radius = _radius(m, frac)
     D = np.array(_records(m, center, radius, n, layout, rng))
     D2 = D.copy()

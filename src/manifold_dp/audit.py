@@ -185,7 +185,8 @@ def float_bit_features(y, coordinates=BIT_COORDINATES):
     return out
 
 
-def _public_center(m, offset, rng):
+def public_center(m, offset, rng):
+    """A public centre at distance ``offset`` from the origin (Euclidean: every coordinate + offset)."""
     if offset == 0:
         return m.origin
     if isinstance(m, Euclidean):
@@ -248,7 +249,7 @@ def audit(name, samples=100_000, epsilon=1.0, noise_factor=1.0, rng=None, progre
     rng = as_generator(rng)
     sc = SCENARIOS[name]
     m = sc.manifold
-    center = _public_center(m, sc.center_offset, rng)
+    center = public_center(m, sc.center_offset, rng)
     D, D2 = neighbouring_pair(m, center, sc.radius, sc.n, rng)
     kw = dict(center=center, radius=sc.radius, epsilon=epsilon, delta=sc.delta, mechanism=sc.mechanism,
               restrict=sc.restrict)
