@@ -19,7 +19,8 @@ from .spd_sampler import sample_spd_log_eigen
 from .sensitivity import hessian_lower_bound
 
 
-RESTRICTED_PROPOSAL_BUDGET = 10_000_000
+RESTRICTED_FAILURE_LOG = 45 * np.log(2.0)  # a restricted draw fails with probability ≤ 2^-45 (see below)
+RESTRICTED_CHUNK = 1 << 16  # proposals per vectorised batch
 _ACCEPTANCE_CACHE = {}
 
 
@@ -110,25 +111,40 @@ class RiemannianLaplace:
         offset = float(m.dist(center, eta))
         if offset > radius * (1 + 1e-9):
             raise ValueError("footpoint must lie in the restriction ball restrict_to")
-        # B_r(center) ⊂ B_(r + ρ(center, η))(η): condition on that ball first, then reject
-        rho_max = radius + offset
-        out, accepted, tried, inner = [], 0, 0, []
-        budget = max(RESTRICTED_PROPOSAL_BUDGET, int(100 * n / self.restricted_acceptance()))
-        while accepted < n:
-            if tried >= budget:
-                raise RuntimeError(f"the restricted Laplace sampler on {m!r} (sigma={self.sigma:.4g}, radius={radius:g}) "
-                                   f"exceeded its public budget of {budget} proposals; nothing was released")
-            batch = min(max(2 * (n - accepted), 64), 1 << 16)
-            x, inner_acceptance = self._draw(eta, batch, rng, rho_max)
+        # B_r(center) ⊂ B_2r(η) for every footpoint in the ball: a public truncation, so the
+        # proposal law's cost does not depend on η
+        draws = np.empty((n,) + tuple(m.point_shape), dtype=m.dtype)
+        per_draw = self.restricted_proposals()
+        group = max(1, RESTRICTED_CHUNK // per_draw)
+        inner, found = [], np.zeros(n, bool)
+        for start in range(0, n, group):
+            k = min(group, n - start)
+            x, inner_acceptance = self._draw(eta, k * per_draw, rng, 2.0 * radius)
             inner.append(inner_acceptance)
-            tried += batch
-            x = x[m.dist(center, x) <= radius]
-            out.append(x)
-            accepted += len(x)
-        draws = np.concatenate(out)[:n]
-        return draws.reshape(shape + tuple(m.point_shape)), float(np.mean(inner)) * accepted / tried
+            ok = (np.asarray(m.dist(center, x)) <= radius).reshape(k, per_draw)
+            first = np.argmax(ok, axis=1)  # the first accepted proposal of each draw's fixed block
+            draws[start:start + k] = x.reshape((k, per_draw) + tuple(m.point_shape))[np.arange(k), first]
+            found[start:start + k] = ok[np.arange(k), first]
+        if not found.all():
+            raise RuntimeError(f"the restricted Laplace sampler on {m!r} (sigma={self.sigma:.4g}, radius={radius:g}) "
+                               f"found no proposal inside the ball among its fixed {per_draw}; nothing was released")
+        return draws.reshape(shape + tuple(m.point_shape)), None
 
-    def restricted_acceptance(self, trials=2000):
+    def restricted_proposals(self):
+        """The fixed, public number of proposals spent on every restricted draw.
+
+        Rejection sampling with a geometric number of proposals runs for a time that depends on
+        where the footpoint sits in the ball — a timing channel. Instead every draw evaluates the
+        same ``N`` proposals from the law truncated at ``2r`` around the footpoint and returns the
+        first inside the ball: conditioned on one being inside, that is an exact draw. ``N`` is
+        chosen so that, at the public acceptance estimate halved (``restricted_acceptance`` is
+        taken at the worst footpoint, a point on the boundary), all ``N`` miss with probability
+        ≤ 2^-45; then a ``RuntimeError`` is raised (an event of probability ≤ 2^-45 whose
+        occurrence could depend on the data: a δ of that size, stated in docs/security.md)."""
+        rate = 0.5 * self.restricted_acceptance()
+        return int(np.ceil(RESTRICTED_FAILURE_LOG / -np.log1p(-min(rate, 0.5))))
+
+    def restricted_acceptance(self, trials=20_000):
         """Public estimate of the restricted sampler's acceptance at its worst footpoint, a point on
         the ball's boundary (a fixed public point, a fixed internal seed): depends on ``σ``, the
         manifold and the ball only. Used to refuse an unsamplable law before any data are read."""

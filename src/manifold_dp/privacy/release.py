@@ -184,8 +184,11 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
     base = frechet_mean_sensitivity(manifold, n=n, radius=radius, kind=kind, bound=bound)
     base *= 1.0 + 2.0 * _float_error(manifold, center, radius) / radius
     accuracy = max(OPTIMISATION_SLACK * base, FLOAT_FLOOR * radius) + _float_error(manifold, center, radius)
-    # KNG's density is ∇F itself: the computed mean only shapes its proposal, so no slack is needed
-    sens = float(base if kind == "kng" else base + 2.0 * accuracy)
+    # KNG's density is ∇F itself: the computed mean only shapes its proposal, so no slack is
+    # needed — except on a flat space, where KNG is drawn as the Laplace law restricted to the
+    # ball around the computed mean (‖∇F(x)‖ = ρ(x̄, x) there)
+    flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
+    sens = float(base if kind == "kng" and not flat else base + 2.0 * accuracy)
     _check_sigma(2.0 * sens / epsilon, epsilon)  # Python floats: an overflow is inf, not a warning
     cert.update(sensitivity=sens, sensitivity_bound=_bound_name(manifold, bound, kind),
                 optimisation=_optimisation_note(manifold, radius, accuracy))
@@ -209,7 +212,8 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
                     scale_rule=_laplace_rule(manifold, sens, epsilon, restricted, restrict),
                     restriction=f"B_r(center), r = {radius:g}" if restricted else "none",
                     sampler="exact (" + ("eigenvalue construction, two-stage rejection" if isinstance(manifold, SPDAffineInvariant)
-                                         else "log-concave radial rejection + uniform direction") + ")")
+                                         else "log-concave radial rejection + uniform direction")
+                    + ("; a fixed public number of proposals per draw, the first inside the ball" if restricted else "") + ")")
     else:
         restricted = True
         sigma = 2.0 * sens / epsilon
@@ -217,7 +221,9 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
         cert.update(mechanism="K-norm gradient (KNG)", theorem="Soto et al. 2022, Thm 1 with Thm 2 sensitivity",
                     scale_rule="σ = 2Δ/ε (normalising constant depends on the data)",
                     restriction=f"B_r(center), r = {radius:g}",
-                    sampler="exact rejection (2022 Lemma 1 envelope; a data-adaptive radial envelope on positively curved spaces)")
+                    sampler="exact: the Laplace law restricted to the ball around the mean, a fixed public number of proposals per draw"
+                    if flat else "exact rejection (2022 Lemma 1 envelope; a data-adaptive radial envelope on positively curved spaces); "
+                    "its running time depends on the data: do not publish it")
     _check_sigma(sigma, epsilon)
     cert["scale"] = sigma
     return Calibration(mechanism, float(sigma), float(sens), event, accuracy, restricted, cert)
@@ -444,6 +450,10 @@ def _mechanism(manifold, cal, center, radius):
         if cal.restricted:
             mech.check_restricted_feasible()
         return mech
+    if cal.mechanism == "kng" and tuple(manifold.curvature_bounds) == (0.0, 0.0):
+        mech = RiemannianLaplace(manifold, cal.sigma, restrict_to=(center, radius))  # KNG's law on a flat space
+        mech.check_restricted_feasible()
+        return mech
     if cal.mechanism == "kng":
         kng = KNormGradient(manifold, cal.sigma, center, radius)
         RiemannianLaplace(manifold, cal.sigma / kng.h, restrict_to=(center, radius)).check_restricted_feasible()
@@ -469,7 +479,7 @@ def _sampler(manifold, mech, cal, records, center, radius):
         return lambda size, rng: (mech.sample_with_stats(records, mean, size=size, rng=rng)[0], None)
     if isinstance(mech, TangentGaussian):
         return lambda size, rng: (mech.sample(mean, size=size, rng=rng), 1.0)
-    if cal.restricted:  # the acceptance depends on where the mean sits in the ball
+    if cal.restricted:  # fixed work per draw; its acceptance is not released
         return lambda size, rng: (mech.sample(mean, size=size, rng=rng), None)
     # unrestricted: the acceptance depends on σ and the noise only
     return lambda size, rng: mech.sample_with_stats(mean, size=size, rng=rng)
