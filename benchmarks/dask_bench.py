@@ -16,7 +16,7 @@ import numpy as np
 
 from manifold_dp import SPDAffineInvariant, Sphere, frechet_mean
 from manifold_dp.data import eigen_spd, sphere_cap
-from manifold_dp.stats._records import Records
+from manifold_dp.records import Records
 from manifold_dp.stats.frechet import _blk_log_sum
 
 
@@ -39,12 +39,12 @@ def bench(name, m, X, in_memory=None):
     sum(step)
     per_step = time.perf_counter() - t
     t = time.perf_counter()
-    res = frechet_mean(m, X)
+    res = frechet_mean(X, m)
     total = time.perf_counter() - t
     line = f"| {name} | {per_step:.2f} s | {total:.1f} s ({res.n_iter} steps) | {peak_rss_mib():.0f} MiB |"
     if in_memory is not None:
         t = time.perf_counter()
-        ref = frechet_mean(m, in_memory)
+        ref = frechet_mean(in_memory, m)
         line += f" {time.perf_counter() - t:.1f} s, max diff {np.max(np.abs(ref.point - res.point)):.1e} |"
     else:
         line += " does not fit / not run |"

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from manifold_dp import (Euclidean, KNormGradient, RiemannianLaplace, SPDAffineInvariant, SPDLogEuclidean, Sphere,
+from manifold_dp import (Euclidean, RiemannianLaplace, SPDAffineInvariant, SPDLogEuclidean, Sphere,
                          TangentGaussian, frechet_mean)
 from manifold_dp.data import eigen_spd, sphere_cap, wishart_spd
 from manifold_dp.experiments._common import call_times, chain_step_times
-from manifold_dp.manifolds._matrix import expm_sym, invvecd, logm_spd, vecd
-from manifold_dp.privacy import frechet_mean_sensitivity
+from manifold_dp.manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
+from manifold_dp.privacy import frechet_mean_sensitivity, measurements
 from manifold_dp.privacy.samplers import metropolis_hastings
 from manifold_dp.stats import riemannian_gradient
 
@@ -173,8 +173,8 @@ def bench_ai(tab, quick, rng):
 def kng_sphere(n, rng):
     s, r = Sphere(2), np.pi / 8
     X = sphere_cap(n, rng=rng)
-    kng = KNormGradient(s, 2 * frechet_mean_sensitivity(s, n=n, radius=r, kind="kng"), s.origin, r)
-    return kng, X, frechet_mean(s, X).point
+    kng = measurements.kng(s, frechet_mean_sensitivity(s, n=n, radius=r, kind="kng"), 1.0, center=s.origin, radius=r).law
+    return kng, X, frechet_mean(X, s).point
 
 
 def bench_kng(tab, quick, rng):
@@ -186,8 +186,8 @@ def bench_kng(tab, quick, rng):
     tab.add(sec, "S², n = 200, ε = 1", f"{size / (time.perf_counter() - t):,.0f} draws/s", f"acceptance {acc:.2f}")
     spd = SPDAffineInvariant(2)
     Y = wishart_spd(100, 2, rng=rng)
-    kng2 = KNormGradient(spd, 2 * frechet_mean_sensitivity(spd, n=100, radius=1.5, kind="kng"), np.eye(2), 1.5)
-    mean2 = frechet_mean(spd, Y).point
+    kng2 = measurements.kng(spd, frechet_mean_sensitivity(spd, n=100, radius=1.5, kind="kng"), 1.0, center=np.eye(2), radius=1.5).law
+    mean2 = frechet_mean(Y, spd).point
     size = 500 if quick else 5000
     t = time.perf_counter()
     _, acc = kng2.sample_with_stats(Y, mean2, size=size, rng=rng)
@@ -204,8 +204,8 @@ def bench_means(tab, quick, rng, data, gs):
     for key, k in (("spd10", 10), ("spd30", 30)):
         X = data[key]
         spd = SPDAffineInvariant(k)
-        ours = per_call(lambda: frechet_mean(spd, X, tol=TOL), 3)
-        g_ours = grad_norm(spd, frechet_mean(spd, X, tol=TOL).point, X)
+        ours = per_call(lambda: frechet_mean(X, spd, tol=TOL), 3)
+        g_ours = grad_norm(spd, frechet_mean(X, spd, tol=TOL).point, X)
         theirs = per_call(lambda: mean_riemann(X, tol=TOL, maxiter=1000), 3)
         g_theirs = grad_norm(spd, mean_riemann(X, tol=TOL, maxiter=1000), X)
         note = f"ours/pyRiemann = **{ours / theirs:.2f}**; ‖∇F‖ ours {g_ours:.1e}, pyRiemann {g_theirs:.1e}"
@@ -220,15 +220,15 @@ def bench_means(tab, quick, rng, data, gs):
                     f"stops at ‖∇F‖ = {grad_norm(spd, gs[f'{key}_default_mean'], X):.1e} (its rule: ‖mean log‖² ≤ 1e-4 · dim)")
         out[k] = ours / theirs
         le = SPDLogEuclidean(k)
-        ours = per_call(lambda: frechet_mean(le, X), 5)
+        ours = per_call(lambda: frechet_mean(X, le), 5)
         theirs = per_call(lambda: mean_logeuclid(X), 5)
-        err = np.linalg.norm(frechet_mean(le, X).point - mean_logeuclid(X)) / np.linalg.norm(mean_logeuclid(X))
+        err = np.linalg.norm(frechet_mean(X, le).point - mean_logeuclid(X)) / np.linalg.norm(mean_logeuclid(X))
         tab.add(sec, f"log-Euclidean SPD({k}), n = 500 (closed form)", f"{ours * 1e3:.1f} ms (pyRiemann `mean_logeuclid` {theirs * 1e3:.1f} ms)",
                 f"ours/pyRiemann = {ours / theirs:.2f} (ours also validates every record); relative difference {err:.1e}")
     s = Sphere(2)
     X = data["s2"]
-    ours = per_call(lambda: frechet_mean(s, X, tol=TOL), 3)
-    value, note = f"{ours * 1e3:.0f} ms", f"‖∇F‖ ours {grad_norm(s, frechet_mean(s, X, tol=TOL).point, X):.1e}"
+    ours = per_call(lambda: frechet_mean(X, s, tol=TOL), 3)
+    value, note = f"{ours * 1e3:.0f} ms", f"‖∇F‖ ours {grad_norm(s, frechet_mean(X, s, tol=TOL).point, X):.1e}"
     if "s2_seconds" in gs:
         gt = float(gs["s2_seconds"])
         value += f" (geomstats {gt * 1e3:.0f} ms)"
@@ -241,7 +241,7 @@ def bench_sphere_scale(tab, quick, rng):
     sec = "Scale"
     s = Sphere(2)
     X = sphere_cap(10**6, rng=rng)
-    t = per_call(lambda: frechet_mean(s, X), 2)
+    t = per_call(lambda: frechet_mean(X, s), 2)
     tab.add(sec, "Fréchet mean, S², n = 10⁶ (in memory)", f"{t:.2f} s", "target < 1 s")
     n = 2 * 10**6 if quick else 10**7
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,7 +254,7 @@ def bench_sphere_scale(tab, quick, rng):
         data = np.load(path, mmap_mode="r")
         tracemalloc.start()
         t0 = time.perf_counter()
-        frechet_mean(s, data)
+        frechet_mean(data, s)
         t = time.perf_counter() - t0
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
@@ -263,7 +263,7 @@ def bench_sphere_scale(tab, quick, rng):
             f"peak allocation {peak / 2**20:.0f} MiB while the data are {n * 24 / 2**20:.0f} MiB (bounded by the block size); "
             "10⁸ records out of core: `benchmarks/dask_bench.py`")
     ns = [10**3, 10**4, 10**5, 10**6]
-    return ns, [per_call(lambda: frechet_mean(s, X[:m]), 3) for m in ns]
+    return ns, [per_call(lambda: frechet_mean(X[:m], s), 3) for m in ns]
 
 
 # --- geomstats side environment -------------------------------------------------------------
@@ -299,7 +299,7 @@ def scaling(quick, rng, ns, times):
     mean_ours, mean_pyr = [], []
     for k in ks:
         X = eigen_spd(500, k, r=0.5, rng=rng)
-        mean_ours.append(per_call(lambda: frechet_mean(SPDAffineInvariant(k), X, tol=TOL), 2))
+        mean_ours.append(per_call(lambda: frechet_mean(X, SPDAffineInvariant(k), tol=TOL), 2))
         mean_pyr.append(per_call(lambda: mean_riemann(X, tol=TOL, maxiter=1000), 2))
     le_t, ai_t, mh_t = [], [], []
     for k in ks:  # medians, as in the ratio rows

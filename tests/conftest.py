@@ -1,18 +1,11 @@
-"""Shared fixtures: one instance of each of the six manifolds, and points near a base point."""
+"""Shared fixtures: every example of every registered manifold, and points near a base point."""
 
 import pytest
 
-from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
+from manifold_dp.manifolds import REGISTRY
 
-MANIFOLDS = {
-    "euclidean": Euclidean(3),
-    "sphere": Sphere(3),
-    "sphere_r2": Sphere(2, radius=2.0),
-    "hyperbolic": Hyperbolic(3),
-    "spd_ai": SPDAffineInvariant(3),
-    "spd_le": SPDLogEuclidean(3),
-    "kendall": KendallShape2D(5),
-}
+# read off the registry: a new manifold is picked up by the shared property suite without a list here
+MANIFOLDS = {f"{name}-{i}" if i else name: example for name, cls in REGISTRY.items() for i, example in enumerate(cls.examples())}
 
 
 @pytest.fixture(params=list(MANIFOLDS), ids=list(MANIFOLDS))

@@ -61,9 +61,9 @@ def test_release_sphere_npy_csv_json(tmp_path):
         res = release(tmp_path / name, "sphere", "--center", "origin", "--radius", "0.4", "--epsilon", "1", "--seed", "3")
         assert res.returncode == 0, res.stderr
         out = json.loads(res.stdout)
-        assert np.isclose(np.linalg.norm(out["point"]), 1.0)
-        assert out["certificate"]["mechanism"] == "Riemannian Laplace"
-        points.append(out["point"])
+        assert np.isclose(np.linalg.norm(out["value"]), 1.0)
+        assert out["certificate"]["mechanism"] == "laplace"
+        points.append(out["value"])
     assert np.allclose(points[0], points[1]) and np.allclose(points[0], points[2])
 
 
@@ -87,7 +87,7 @@ def test_release_each_manifold(tmp_path, manifold, mechanism, extra):
     res = release(tmp_path / "d.csv", manifold, "--center", "origin", "--radius", radius, "--epsilon", "2", "--mechanism", mechanism, "--seed", "1", *extra)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    assert "point" in out and out["certificate"]["epsilon"] == 2.0
+    assert "value" in out and out["certificate"]["epsilon"] == 2.0
 
 
 def test_release_writes_nothing_on_error(tmp_path):
@@ -205,7 +205,7 @@ def test_numpy_and_library_warnings_become_one_line_each(sphere_npy):
     """
     res = run_patched(setup, "release", sphere_npy, *SPHERE_ARGS, "--seed", "1")
     assert res.returncode == 0, res.stderr
-    assert "point" in json.loads(res.stdout)
+    assert "value" in json.loads(res.stdout)
     assert res.stderr.splitlines() == ["manifold-dp: warning: frechet_mean did not reach tol=1e-12 in max_iter=10 steps"]
 
 
@@ -237,7 +237,7 @@ def test_output_is_written_whole_or_not_at_all(sphere_npy, tmp_path):
     out.parent.mkdir()
     res = run("release", sphere_npy, *SPHERE_ARGS, "--seed", "2", "--output", out)
     assert res.returncode == 0 and res.stdout == "", res.stderr
-    assert "point" in json.loads(out.read_text())
+    assert "value" in json.loads(out.read_text())
     out.write_text("previous\n")
     setup = FAIL_RELEASE.format(error='RuntimeError("rejection sampler made no progress: its envelope is broken")')
     assert_one_line_error(run_patched(setup, "release", sphere_npy, *SPHERE_ARGS, "--output", out), "no progress")

@@ -94,8 +94,8 @@ def test_spd_against_pyriemann(k):
     assert np.allclose(le.dist(P, X), [prd.distance_logeuclid(P, x) for x in X], rtol=1e-8, atol=1e-10)
     assert np.allclose(ai.log(P, X[1]), prt.log_map_riemann(X[1], P, C12=True), rtol=1e-8, atol=1e-10)
     assert np.allclose(ai.exp(P, ai.log(P, X[1])), X[1], rtol=1e-8)
-    mean_ai = frechet_mean(ai, X).point
-    mean_le = frechet_mean(le, X).point
+    mean_ai = frechet_mean(X, ai).point
+    mean_le = frechet_mean(X, le).point
     assert np.allclose(mean_ai, prm.mean_riemann(X, tol=1e-14, maxiter=500), rtol=1e-8, atol=1e-10)
     assert np.allclose(mean_le, prm.mean_logeuclid(X), rtol=1e-8, atol=1e-10)
 

@@ -1,5 +1,6 @@
 """Sensitivity bounds, calibration, parameter validation and the public release path."""
 
+import json
 import dp_accounting
 import numpy as np
 import pytest
@@ -8,8 +9,8 @@ from conftest import MANIFOLDS
 from manifold_dp import (Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean,
                          frechet_mean, frechet_mean_sensitivity, private_frechet_mean)
 from manifold_dp.data import eigen_spd, sphere_cap
-from manifold_dp.privacy import (BudgetExceededError, GaussianEvent, PrivacyAccountant, PureEvent,
-                                 analytic_gaussian_sigma, classical_gaussian_sigma, log_lipschitz)
+from manifold_dp.privacy import (CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant, analytic_gaussian_sigma,
+                                 classical_gaussian_sigma, gaussian_dp_event, log_lipschitz, pure_dp_event)
 from manifold_dp.privacy.accounting import gaussian_epsilon
 from manifold_dp.stats import riemannian_gradient
 
@@ -23,29 +24,31 @@ def test_analytic_sigma_matches_dp_accounting(eps, delta):
 
 
 def test_gaussian_composition_matches_pld_accountant():
-    from dp_accounting import dp_event
     from dp_accounting.pld import pld_privacy_accountant
     zs = [3.0, 5.0, 4.0]
-    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    acc = pld_privacy_accountant.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE,
+                                               value_discretization_interval=1e-4)
     for z in zs:
-        acc.compose(dp_event.GaussianDpEvent(z))
+        acc.compose(gaussian_dp_event(z))  # REPLACE_ONE: the event carries 2z (dp_accounting's sensitivity 2)
     oracle = acc.get_epsilon(1e-6)
     ours = gaussian_epsilon(sum(z**-2 for z in zs) ** -0.5, 1e-6)
     assert abs(ours - oracle) / oracle < 2e-3
+    spent, delta = PrivacyAccountant(10.0, 1e-6).spent([gaussian_dp_event(z) for z in zs])
+    assert np.isclose(spent, ours, rtol=1e-12) and delta == 1e-6
 
 
 def test_accountant_refuses_overspending():
     acc = PrivacyAccountant(1.0)
-    acc.spend(PureEvent(0.6))
+    acc.spend(pure_dp_event(0.6))
     with pytest.raises(BudgetExceededError, match="exceed"):
-        acc.spend(PureEvent(0.5))
-    assert acc.events == (PureEvent(0.6),)
+        acc.spend(pure_dp_event(0.5))
+    assert acc.events == (pure_dp_event(0.6),)
     with pytest.raises(BudgetExceededError):
-        acc.spend(GaussianEvent(10.0))  # δ = 0 budget: no Gaussian release fits
+        acc.spend(gaussian_dp_event(10.0))  # δ = 0 budget: no Gaussian release fits
     gacc = PrivacyAccountant(1.0, 1e-6)
     z = analytic_gaussian_sigma(0.5, 1e-6)  # one (0.5, 1e-6) release
-    gacc.spend(GaussianEvent(z))
-    gacc.spend(GaussianEvent(z))  # composes tightly: two of them cost less than ε = 1.0
+    gacc.spend(gaussian_dp_event(z))
+    gacc.spend(gaussian_dp_event(z))  # composes tightly: two of them cost less than ε = 1.0
     assert gacc.spent()[0] < 1.0
 
 
@@ -95,7 +98,7 @@ def test_adversarial_search_never_exceeds_sensitivity(name):
     assert delta <= frechet_mean_sensitivity(m, n=n, radius=r, kind="laplace", bound="paper")
     worst, worst_kng = 0.0, 0.0
     for X, Y in _adversarial_pairs(m, m.origin, r, n, rng):
-        mx, my = frechet_mean(m, X).point, frechet_mean(m, Y).point
+        mx, my = frechet_mean(X, m).point, frechet_mean(Y, m).point
         worst = max(worst, float(m.dist(mx, my)))
         probes = m.random_point(m.origin, r, size=20, rng=rng)
         g = riemannian_gradient(m, probes, X) - riemannian_gradient(m, probes, Y)
@@ -165,10 +168,13 @@ def test_release_returns_a_valid_point_and_certificate(case, mech):
     delta = 1e-6 if "gaussian" in mech else None
     rel = private_frechet_mean(X, m, center=m.origin, radius=r, epsilon=1.0, delta=delta, mechanism=mech, rng=4)
     assert m.check_point(rel.point) == (True, "")
-    mean = frechet_mean(m, m.clip_to_ball(X, m.origin, r)).point
+    mean = frechet_mean(m.clip_to_ball(X, m.origin, r), m).point
     assert m.dist(mean, rel.point) > 0  # noise was added: never the plain mean
-    for key in ("mechanism", "theorem", "epsilon", "delta", "sensitivity", "sensitivity_bound", "scale", "sampler_acceptance"):
-        assert key in rel.certificate
+    cert = rel.certificate
+    assert cert.mechanism == mech and cert.statistic == "frechet_mean"  # the name asked for round-trips
+    assert cert.delta == (1e-6 if "gaussian" in mech else 0.0)
+    assert json.loads(cert.to_json()) == cert.to_dict()
+    assert set(cert.to_dict()) == set(CERTIFICATE_SCHEMA["required"])
     again = private_frechet_mean(X, m, center=m.origin, radius=r, epsilon=1.0, delta=delta, mechanism=mech, rng=4)
     assert np.array_equal(rel.point, again.point)
 
@@ -177,7 +183,7 @@ def test_laplace_falls_back_to_restricted_when_not_integrable():
     h = Hyperbolic(3)
     X = h.random_point(h.origin, 0.5, size=4, rng=1)
     rel = private_frechet_mean(X, h, center=h.origin, radius=1.0, epsilon=0.5, rng=2)  # Δ/ε = 1 > 1/(d−1)
-    assert "2Δ/ε" in rel.certificate["scale_rule"] and h.dist(h.origin, rel.point) <= 1.0
+    assert "2Δ/ε" in rel.certificate.scale_rule and h.dist(h.origin, rel.point) <= 1.0
 
 
 def test_bad_records_are_replaced_without_revealing_them():
@@ -200,13 +206,13 @@ def test_round_to_snaps_the_release_to_a_public_grid():
     a = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, round_to=1e-3, rng=8)
     b = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, rng=8)
     assert s.check_point(a.point)[0] and np.allclose(a.point, b.point, atol=2e-3)
-    assert "grid of 0.001" in a.certificate["output_grid"]
+    assert "grid of 0.001" in a.certificate.output_grid
     # the default grid is a public power of two, far below the noise scale
-    g = b.certificate["output_grid_spacing"]
+    g = b.certificate.output_grid_spacing
     assert g == 2.0 ** np.round(np.log2(g)) and g < 1e-5 * b.scale
     with pytest.warns(UserWarning, match="round_to=None"):
         raw = private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, round_to=None, rng=8)
-    assert raw.certificate["output_grid"].startswith("none")
+    assert raw.certificate.output_grid.startswith("none")
     spd = SPDAffineInvariant(2)
     W = eigen_spd(30, 2, rng=9)
     r = private_frechet_mean(W, spd, center=np.eye(2), radius=0.5, epsilon=1.0, round_to=1e-2, rng=10)

@@ -186,11 +186,9 @@ def float_bit_features(y, coordinates=BIT_COORDINATES):
 
 
 def public_center(m, offset, rng):
-    """A public centre at distance ``offset`` from the origin (Euclidean: every coordinate + offset)."""
+    """A public centre at distance ``offset`` from the origin, in a random direction."""
     if offset == 0:
         return m.origin
-    if isinstance(m, Euclidean):
-        return m.origin + offset
     return m.exp(m.origin, offset * m.random_unit_tangent(m.origin, rng=rng))
 
 
@@ -206,13 +204,16 @@ def neighbouring_pair(m, center, radius, n, rng):
 
 @contextmanager
 def under_noised(factor):
-    """Inside the block every release pipeline calibrates σ × ``factor`` (and reports it): the
-    mechanism a buggy calibration would build. For power checks only; not thread-safe."""
+    """Inside the block every release pipeline builds its measurement with σ × ``factor`` (and
+    reports it): the mechanism a buggy calibration would build. For power checks only; not
+    thread-safe."""
     original = _release.calibrate
 
     def scaled(*args, **kwargs):
         cal = original(*args, **kwargs)
-        return dataclasses.replace(cal, sigma=cal.sigma * factor)
+        m = cal.measurement
+        law = dataclasses.replace(m.law, sigma=m.law.sigma * factor)
+        return dataclasses.replace(cal, measurement=dataclasses.replace(m, scale=m.scale * factor, law=law))
 
     if factor != 1.0:
         _release.calibrate = scaled
@@ -228,7 +229,7 @@ def _statistics(m, y, mean, mean2, kng_records):
         D, D2 = kng_records
         g = lambda X: m.norm(y, riemannian_gradient(m, y, X))
         stats["kng_loss"] = g(D2) - g(D)
-    if isinstance(m, KendallShape2D):
+    if np.iscomplexobj(y):  # a quotient by rotations (Kendall): is the representative's phase the data's?
         stats["phase_D"] = np.abs(np.angle(hermitian(mean, y)))
         stats["phase_D'"] = np.abs(np.angle(hermitian(mean2, y)))
     stats.update(float_bit_features(y))

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
+from .manifolds import REGISTRY
 from .privacy.release import MECHANISMS, private_frechet_mean
 
-MANIFOLD_NAMES = ("sphere", "spd-ai", "spd-le", "hyperbolic", "kendall2d", "euclidean")
+MANIFOLD_NAMES = tuple(REGISTRY)
 DATA_FORMATS = (".npy", ".csv", ".json")
 EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch")  # import names of the [experiments] extra
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
@@ -97,26 +97,24 @@ def _csv_problem(path):
     return None
 
 
+def _layout(manifold):
+    """The array layout of one record in files: the first of the manifold's user layouts (Kendall:
+    real landmarks ``(k, 2)``), else its point shape."""
+    return tuple((tuple(manifold.user_point_shapes) or (tuple(manifold.point_shape),))[0])
+
+
 def build_manifold(name, data, sphere_radius=1.0):
-    """The manifold named ``name`` with its size read off the data's record shape."""
-    n, rest = data.shape[0], data.shape[1:]
-    width = int(np.prod(rest))
-    if name == "sphere":
-        return Sphere(width - 1, radius=sphere_radius), data.reshape(n, width)
-    if name == "euclidean":
-        return Euclidean(width), data.reshape(n, width)
-    if name == "hyperbolic":
-        return Hyperbolic(width - 1), data.reshape(n, width)
-    if name in ("spd-ai", "spd-le"):
-        k = int(round(np.sqrt(width)))
-        if k * k != width:
-            raise CliError(f"SPD records must have k*k entries, got {width}")
-        return (SPDAffineInvariant(k) if name == "spd-ai" else SPDLogEuclidean(k)), data.reshape(n, k, k)
-    if name == "kendall2d":
-        if width % 2 or width < 6:
-            raise CliError(f"kendall2d records must hold 2k >= 6 numbers (x1, y1, x2, y2, ...), got {width}")
-        return KendallShape2D(width // 2), data.reshape(n, width // 2, 2)
-    raise CliError(f"unknown manifold {name!r}")
+    """The manifold named ``name`` (``manifolds.REGISTRY``) with its size read off the data's
+    record width."""
+    if name not in REGISTRY:
+        raise CliError(f"unknown manifold {name!r}")
+    n, width = data.shape[0], int(np.prod(data.shape[1:]))
+    options = {"radius": sphere_radius} if name == "sphere" else {}
+    try:
+        manifold = REGISTRY[name].from_width(width, **options)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    return manifold, data.reshape((n,) + _layout(manifold))
 
 
 def parse_center(text, manifold):
@@ -124,13 +122,11 @@ def parse_center(text, manifold):
     if text == "origin":
         return manifold.origin
     values = _center_values(text)
-    kendall = isinstance(manifold, KendallShape2D)
-    size = 2 * manifold.k_landmarks if kendall else int(np.prod(manifold.point_shape))
+    layout = _layout(manifold)
+    size = int(np.prod(layout))
     if values.size != size:
         raise CliError(f"--center must have {size} numbers for {manifold!r}, got {values.size}")
-    if kendall:
-        return manifold.preshape(values.reshape(-1, 2))
-    return values.reshape(manifold.point_shape)
+    return manifold.as_points(values.reshape(layout))
 
 
 def _center_values(text):
@@ -196,9 +192,7 @@ def cmd_release(args):
     rel = private_frechet_mean(records, manifold, center=center, radius=args.radius, epsilon=args.epsilon,
                                delta=args.delta, mechanism=args.mechanism, bound=args.bound,
                                calibration=args.calibration, restrict=args.restrict, round_to=args.round_to, rng=args.seed)
-    point = manifold.to_landmarks(rel.point) if isinstance(manifold, KendallShape2D) else rel.point
-    out = {"point": np.asarray(point).tolist(), "certificate": rel.certificate}
-    text = json.dumps(out, indent=2, default=float)
+    text = rel.to_json(value=manifold.to_user(rel.point), indent=2)
     if output is not None:
         write_atomically(output, text + "\n")
     else:

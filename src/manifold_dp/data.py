@@ -5,7 +5,7 @@ from scipy.stats import ortho_group, wishart
 
 from ._random import as_generator
 from .manifolds import KendallShape2D, SPDAffineInvariant, Sphere
-from .manifolds._matrix import eig_apply
+from .manifolds.matrix import eig_apply
 
 
 def wishart_spd(n, k=2, *, scale=None, df=2, max_radius=1.5, rng=None):

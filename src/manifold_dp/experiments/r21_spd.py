@@ -9,9 +9,9 @@ and how often the Euclidean output is not positive definite.
 import numpy as np
 
 from ..data import wishart_spd
-from ..manifolds import SPDAffineInvariant
-from ..manifolds._matrix import invvech, vech
-from ..privacy import RiemannianLaplace, frechet_mean_sensitivity
+from ..manifolds import Euclidean, SPDAffineInvariant
+from ..manifolds.matrix import invvech, vech
+from ..privacy import frechet_mean_sensitivity, measurements
 from ..stats import frechet_mean
 from ._common import ExperimentResult, band_plot, figure, mean_se, progress, save, sensitivity_panel
 
@@ -23,12 +23,6 @@ PROFILES = {"quick": dict(ns=[20, 40, 80, 160], reps=150, pairs=30), "full": dic
 RADIUS, EPSILON = 1.5, 1.0
 
 
-def _ball_l2_laplace(D, sigma, rng, size):
-    g = rng.standard_normal((size, D))
-    g /= np.linalg.norm(g, axis=1, keepdims=True)
-    return g * sigma * rng.gamma(D, 1.0, size=(size, 1))
-
-
 def run(config, rng):
     spd = SPDAffineInvariant(2)
     r_e = np.expm1(RADIUS)
@@ -37,16 +31,17 @@ def run(config, rng):
         dists = []
         for _ in range(config["pairs"]):
             X = wishart_spd(n + 1, 2, max_radius=RADIUS, rng=rng)
-            dists.append(spd.dist(frechet_mean(spd, X[:n]).point, frechet_mean(spd, np.concatenate([X[: n - 1], X[n:]])).point))
+            dists.append(spd.dist(frechet_mean(X[:n], spd).point, frechet_mean(np.concatenate([X[: n - 1], X[n:]]), spd).point))
         out["sens_points"].append(dists)
         delta = frechet_mean_sensitivity(spd, n=n, radius=RADIUS)
         out["bound"].append(delta)
-        lap = RiemannianLaplace(spd, delta / EPSILON)
+        lap = measurements.laplace(spd, delta, EPSILON)
+        vech_laplace = measurements.ambient(Euclidean(3), "ambient_laplace", 2 * r_e / n, EPSILON)  # ‖vech‖ ≤ ‖·‖_F
         em, ee, npd = [], [], 0
         for _ in range(config["reps"]):
-            mean = frechet_mean(spd, wishart_spd(n, 2, max_radius=RADIUS, rng=rng)).point
+            mean = frechet_mean(wishart_spd(n, 2, max_radius=RADIUS, rng=rng), spd).point
             em.append(np.linalg.norm(vech(mean) - vech(lap.sample(mean, rng=rng))))
-            noisy = vech(mean) + _ball_l2_laplace(3, 2 * r_e / n / EPSILON, rng, 1)[0]
+            noisy = vech_laplace.sample(vech(mean), rng=rng)
             ee.append(np.linalg.norm(noisy - vech(mean)))
             npd += np.linalg.eigvalsh(invvech(noisy, 2))[0] <= 0
         out["err_manifold"].append(mean_se(em))

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..data import sphere_cap
 from ..manifolds import Sphere
-from ..privacy import RiemannianLaplace
+from ..privacy import measurements
 from ..privacy.sensitivity import hessian_lower_bound, log_lipschitz
 from ..stats import frechet_mean
 from ._common import ExperimentResult, band_plot, figure, mean_se, pct_less, progress, save, sensitivity_panel
@@ -36,18 +36,16 @@ def run(config, rng):
         pts = []
         for _ in range(config["pairs"]):
             X = sphere_cap(n + 1, radius=R, rng=rng)
-            pts.append(s.dist(frechet_mean(s, X[:n]).point, frechet_mean(s, np.concatenate([X[: n - 1], X[n:]])).point))
+            pts.append(s.dist(frechet_mean(X[:n], s).point, frechet_mean(np.concatenate([X[: n - 1], X[n:]]), s).point))
         out["sens_points"].append(pts)
-        means = np.array([frechet_mean(s, sphere_cap(n, radius=R, rng=rng)).point for _ in range(config["reps"])])
+        means = np.array([frechet_mean(sphere_cap(n, radius=R, rng=rng), s).point for _ in range(config["reps"])])
         means = np.repeat(means, config["draws"], axis=0)  # several releases per dataset: less Monte Carlo noise
         for label, L in constants.items():
             delta = 2 * R * L / (n * h)
             out["bounds"][label].append(delta)
-            draws = RiemannianLaplace(s, delta / EPSILON).sample(means, rng=rng)
+            draws = measurements.laplace(s, delta, EPSILON).sample(means, rng=rng)
             out["err"][label].append(mean_se(np.linalg.norm(draws - means, axis=1)))
-        g = rng.standard_normal((len(means), 3))
-        g /= np.linalg.norm(g, axis=1, keepdims=True)
-        noise = g * (2 * r_e / n / EPSILON) * rng.gamma(3, 1.0, size=(len(means), 1))
+        noise = measurements.ambient(s, "ambient_laplace", 2 * r_e / n, EPSILON).law.noise(len(means), rng)
         out["err_euclid"].append(mean_se(np.linalg.norm(noise, axis=1)))
     return out
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..data import sphere_cap, wishart_spd
 from ..manifolds import SPDAffineInvariant, Sphere
-from ..manifolds._matrix import vech
-from ..privacy import AmbientNoise, KNormGradient, RiemannianLaplace, ambient_sensitivity, frechet_mean_sensitivity
+from ..manifolds.matrix import invvecd, vech
+from ..privacy import ambient_sensitivity, frechet_mean_sensitivity, measurements
 from ..privacy.release import prepare_records
 from ..stats import frechet_mean
 from ._common import ExperimentResult, band_plot, figure, mean_se, progress, relative, save
@@ -24,25 +24,23 @@ PROFILES = {"quick": dict(ns=[10, 25, 50, 100], reps=100, spd_reps=60), "full": 
 EPSILON = 1.0
 
 
-def _panel(manifold, make, r, center, ns, reps, rng, metric, label):
+def _panel(manifold, make, r, center, ns, reps, rng, metric, label, unprojected):
     names = ["KNG", "Riemannian Laplace", "Euclidean Laplace (projected)", "Euclidean Laplace (unprojected)"]
     errs = {k: [] for k in names}
     for n in progress(ns, f"S22-F1 {label} n"):
-        d_lap = frechet_mean_sensitivity(manifold, n=n, radius=r)
-        d_kng = frechet_mean_sensitivity(manifold, n=n, radius=r, kind="kng")
-        kng = KNormGradient(manifold, 2 * d_kng / EPSILON, center, r)
-        lap = RiemannianLaplace(manifold, d_lap / EPSILON)
-        amb = AmbientNoise(manifold, "l2_laplace", ambient_sensitivity(manifold, n=n, radius=r, center=center) / EPSILON, project=False)
+        kng = measurements.kng(manifold, frechet_mean_sensitivity(manifold, n=n, radius=r, kind="kng"), EPSILON, center=center, radius=r)
+        lap = measurements.laplace(manifold, frechet_mean_sensitivity(manifold, n=n, radius=r), EPSILON)
+        amb = measurements.ambient(manifold, "ambient_laplace", ambient_sensitivity(manifold, n=n, radius=r, center=center),
+                                   EPSILON, floor=manifold.ambient_floor(center, r))
         acc = {k: [] for k in names}
         for _ in range(reps):
             X, _ = prepare_records(manifold, make(n, rng), center, r)
-            mean = frechet_mean(manifold, X, tol=1e-12).point
-            acc["KNG"].append(metric(mean, kng.sample(X, mean, rng=rng)))
+            mean = frechet_mean(X, manifold, tol=1e-12).point
+            acc["KNG"].append(metric(mean, kng.sample((X, mean), rng=rng)))
             acc["Riemannian Laplace"].append(metric(mean, lap.sample(mean, rng=rng)))
-            z = np.mean(amb.to_ambient(X), axis=0) + amb.noise(None, rng)
-            acc["Euclidean Laplace (unprojected)"].append(metric(mean, amb.from_ambient(z), raw=True))
-            proj = AmbientNoise(manifold, "l2_laplace", 1.0, project=True, floor=np.exp(-r))
-            acc["Euclidean Laplace (projected)"].append(metric(mean, proj.from_ambient(z)))
+            z = np.mean(manifold.to_ambient(X), axis=0) + amb.law.noise(None, rng)  # one draw, shown both ways
+            acc["Euclidean Laplace (unprojected)"].append(metric(mean, unprojected(z), raw=True))
+            acc["Euclidean Laplace (projected)"].append(metric(mean, amb.law.from_ambient(z)))
         for k in names:
             errs[k].append(mean_se(acc[k]))
     return errs
@@ -51,10 +49,11 @@ def _panel(manifold, make, r, center, ns, reps, rng, metric, label):
 def run(config, rng):
     s = Sphere(2)
     sphere_metric = lambda m, x, raw=False: float(np.linalg.norm(np.asarray(x) - m))
-    a = _panel(s, lambda n, g: sphere_cap(n, rng=g), np.pi / 8, s.origin, config["ns"], config["reps"], rng, sphere_metric, "S²")
+    a = _panel(s, lambda n, g: sphere_cap(n, rng=g), np.pi / 8, s.origin, config["ns"], config["reps"], rng, sphere_metric, "S²", lambda z: z)
     spd = SPDAffineInvariant(2)
     spd_metric = lambda m, x, raw=False: float(np.linalg.norm(vech(np.asarray(x)) - vech(m)))
-    b = _panel(spd, lambda n, g: wishart_spd(n, 2, rng=g), 1.5, np.eye(2), config["ns"], config["spd_reps"], rng, spd_metric, "SPD(2)")
+    b = _panel(spd, lambda n, g: wishart_spd(n, 2, rng=g), 1.5, np.eye(2), config["ns"], config["spd_reps"], rng, spd_metric, "SPD(2)",
+               lambda z: invvecd(z, 2))
     return {"sphere": a, "spd": b}
 
 

@@ -10,8 +10,8 @@ without that alignment. Error: the shape distance to the non-private mean shape.
 
 import numpy as np
 
-from ..manifolds import KendallShape2D
-from ..privacy import KNormGradient, RiemannianLaplace, frechet_mean_sensitivity
+from ..manifolds import Euclidean, KendallShape2D
+from ..privacy import frechet_mean_sensitivity, measurements
 from ..privacy.release import prepare_records
 from ..stats import frechet_mean
 from ._common import ExperimentResult, band_plot, figure, mean_se, progress, save
@@ -40,8 +40,7 @@ def _landmark_laplace(kendall, X, m0, radius, epsilon, align, rng):
     else:
         l2 = 2 * 2.0 / len(X)  # unit vectors: any two within distance 2
     z = np.concatenate([X.real, X.imag], axis=1).mean(axis=0)
-    b = np.sqrt(z.size) * l2 / epsilon
-    z = z + rng.laplace(0.0, b, size=z.size)
+    z = measurements.ambient(Euclidean(z.size), "coordinate_laplace", l2, epsilon).sample(z, rng=rng)
     k = kendall.k_landmarks
     return kendall.preshape(z[:k] + 1j * z[k:])
 
@@ -50,18 +49,18 @@ def run(config, rng):
     kendall, shapes = load_shapes()
     order = np.random.default_rng(2022).permutation(len(shapes))  # the public split is fixed, not data-driven
     public, private = shapes[order[:27]], shapes[order[27:]]
-    m0 = frechet_mean(kendall, public).point
+    m0 = frechet_mean(public, kendall).point
     radius = float(min(0.95 * kendall.assumption_radius, 2.0 * np.max(kendall.dist(m0, public))))
     X, _ = prepare_records(kendall, private, m0, radius)
-    mean = frechet_mean(kendall, X, tol=1e-12).point
+    mean = frechet_mean(X, kendall, tol=1e-12).point
     n = len(X)
     names = ["KNG", "Riemannian Laplace", "landmark Laplace (aligned)", "landmark Laplace (no alignment)"]
     err = {k: [] for k in names}
     examples = {}
     for eps in progress(config["epsilons"], "S22-F2/3 ε"):
-        kng = KNormGradient(kendall, 2 * frechet_mean_sensitivity(kendall, n=n, radius=radius, kind="kng") / eps, m0, radius)
-        lap = RiemannianLaplace(kendall, frechet_mean_sensitivity(kendall, n=n, radius=radius) / eps)
-        draws = {"KNG": kng.sample(X, mean, size=config["reps"], rng=rng),
+        kng = measurements.kng(kendall, frechet_mean_sensitivity(kendall, n=n, radius=radius, kind="kng"), eps, center=m0, radius=radius)
+        lap = measurements.laplace(kendall, frechet_mean_sensitivity(kendall, n=n, radius=radius), eps)
+        draws = {"KNG": kng.sample((X, mean), size=config["reps"], rng=rng),
                  "Riemannian Laplace": lap.sample(mean, size=config["reps"], rng=rng),
                  "landmark Laplace (aligned)": np.array([_landmark_laplace(kendall, X, m0, radius, eps, True, rng) for _ in range(config["reps"])]),
                  "landmark Laplace (no alignment)": np.array([_landmark_laplace(kendall, X, m0, radius, eps, False, rng) for _ in range(config["reps"])])}

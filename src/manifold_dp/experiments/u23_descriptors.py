@@ -11,8 +11,8 @@ tangent Gaussian (analytic) for ε ∈ {0.1, …, 0.9}, δ ∈ {1e−5, 1e−7, 
 import numpy as np
 
 from ..manifolds import SPDLogEuclidean
-from ..manifolds._matrix import logm_spd, vecd
-from ..privacy import analytic_gaussian_sigma
+from ..manifolds.matrix import logm_spd, vecd
+from ..privacy import measurements
 from ..privacy.samplers import sample_laplace_radius
 from ._common import ExperimentResult, figure, progress, save
 
@@ -81,10 +81,10 @@ def run(config, rng):
         for eps in config["epsilons"]:
             # ρ_LE(x̄, x̃) of a Laplace release is exactly its sampled radius. At these scales the
             # released matrices themselves overflow float64 (eigenvalues e^(±ρ)), so we keep ρ.
-            rho, _ = sample_laplace_radius(m, sens / eps, config["reps"], rng)
+            rho, _ = sample_laplace_radius(m, measurements.laplace(m, sens, eps).scale, config["reps"], rng)
             res["laplace"].append(float(np.mean(rho)))
             for d in config["deltas"]:
-                sigma = analytic_gaussian_sigma(eps, d, sens)
+                sigma = measurements.tangent_gaussian(m, sens, eps, d).scale
                 res["tang"][d].append(float(np.mean(np.linalg.norm(rng.normal(0, sigma, size=(config["reps"], m.dim)), axis=1))))
         out[name] = res
     return out

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..data import eigen_spd
 from ..manifolds import SPDLogEuclidean
-from ..manifolds._matrix import expm_sym, invvecd, logm_spd, vecd
-from ..privacy import RiemannianLaplace, analytic_gaussian_sigma, classical_gaussian_sigma
+from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
+from ..privacy import measurements
 from ._common import ExperimentResult, figure, progress, save
 
 ID = "U23-F1"
@@ -33,19 +33,19 @@ def run(config, rng):
         sens_e = 2 * np.expm1(r) / N
         reps = config["reps"]
         for eps in config["epsilons"]:
-            lap = RiemannianLaplace(m, sens / eps).sample(mean, size=reps, rng=rng)
+            lap = measurements.laplace(m, sens, eps).sample(mean, size=reps, rng=rng)
             out["laplace"][(k, eps)] = float(np.mean(m.dist(mean, lap)))
-            for key, calib in (("tang_analytic", analytic_gaussian_sigma), ("tang_classical", classical_gaussian_sigma)):
-                sigma = calib(eps, DELTA, sens)
+            for key, calib in (("tang_analytic", "analytic"), ("tang_classical", "classical")):
+                sigma = measurements.tangent_gaussian(m, sens, eps, DELTA, calibration=calib).scale
                 z = rng.normal(0, sigma, size=(reps, m.dim))
                 out[key][(k, eps)] = float(np.mean(np.linalg.norm(z, axis=1)))
                 if key == "tang_analytic":
                     priv = expm_sym(invvecd(vecd(logm_spd(mean)) + z, k))
                     out["tang_frob"][(k, eps)] = float(np.mean(np.linalg.norm(priv - mean, axis=(1, 2))))
-            sigma_e = analytic_gaussian_sigma(eps, DELTA, sens_e)
+            sigma_e = measurements.ambient(m, "ambient_gaussian", sens_e, eps, DELTA).scale
             out["ext_gauss_frob"][(k, eps)] = float(np.mean(np.linalg.norm(rng.normal(0, sigma_e, size=(reps, m.dim)), axis=1)))
         for delta in config["deltas"]:
-            sigma = analytic_gaussian_sigma(0.1, delta, sens)
+            sigma = measurements.tangent_gaussian(m, sens, 0.1, delta).scale
             out["tang_delta"][(k, delta)] = float(np.mean(np.linalg.norm(rng.normal(0, sigma, size=(reps, m.dim)), axis=1)))
     return out
 

@@ -1,4 +1,9 @@
-"""The six spaces of SPEC §1, each a small frozen class over pure numpy operations."""
+"""The spaces, each a small frozen class over pure numpy operations, and their registry.
+
+A new manifold is one module here plus one ``REGISTRY`` line: the CLI (``--manifold NAME``) and
+the shared property suite (``tests/conftest.py``) read the registry; each class supplies
+``from_width(width)`` (its size from a record's number of entries) and ``examples()``.
+"""
 
 from .base import Manifold
 from .euclidean import Euclidean
@@ -7,4 +12,14 @@ from .kendall import KendallShape2D
 from .sphere import Sphere
 from .spd import SPDAffineInvariant, SPDLogEuclidean
 
-__all__ = ["Manifold", "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean", "KendallShape2D"]
+REGISTRY = {
+    "euclidean": Euclidean,
+    "sphere": Sphere,
+    "hyperbolic": Hyperbolic,
+    "spd-ai": SPDAffineInvariant,
+    "spd-le": SPDLogEuclidean,
+    "kendall2d": KendallShape2D,
+}
+
+__all__ = ["Manifold", "REGISTRY", "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean",
+           "KendallShape2D"]

@@ -1,9 +1,28 @@
-"""The one manifold protocol, with the operations every space derives from exp/log/inner.
+"""The one manifold protocol: geometry every space supplies, and capabilities it declares.
 
-A manifold subclass supplies ``dim``, ``point_shape``, ``curvature_bounds``,
-``injectivity_radius``, ``exp``, ``log``, ``inner``, ``_checks`` (what makes an array a point),
-``project`` (snap a point that passed the checks onto the manifold) and
-``random_unit_tangent``. Everything here broadcasts over leading batch axes.
+Geometry (required): ``dim``, ``point_shape``, ``curvature_bounds``, ``injectivity_radius``,
+``origin``, ``exp``, ``log``, ``inner``, ``_checks`` (what makes an array a point), ``project``
+(snap a point that passed the checks onto the manifold), ``random_unit_tangent``.
+
+Capabilities (declared, with the defaults below; the privacy layer reads them and never asks
+which class a manifold is):
+
+- ``homogeneous``: the unrestricted Laplace normalising constant does not depend on the footpoint
+  (2021 Thm 1 then allows ``σ = Δ/ε``);
+- ``radial`` with ``log_volume(ρ)``, ``log_volume_slope(ρ)``, ``radial_range``: the polar volume
+  density ``J`` of the Laplace radius law; ``radial = False`` names the sampler it needs instead
+  (``laplace_sampler``);
+- ``laplace_sigma_limit``: the largest (exclusive) ``σ`` with an integrable unrestricted Laplace;
+- ``flat_chart`` with ``to_chart``/``from_chart``: an isometry onto ``R^dim`` (closed-form mean,
+  tangent Gaussian);
+- ``ambient_dim`` with ``to_ambient``/``from_ambient``/``ambient_radius``: a Euclidean embedding
+  for the extrinsic baselines (``None`` when there is none);
+- float64: ``float_error``, ``exp_coordinate_offset``, ``max_reach``, ``grid_scales``;
+- representation: ``canonical`` (public representative of an equivalence class), ``as_points`` /
+  ``to_user`` and ``user_point_shapes`` (other layouts users hand in, e.g. real landmarks);
+- the Fréchet mean's start: ``mean_start_stats`` / ``mean_start``.
+
+Everything here broadcasts over leading batch axes.
 """
 
 import numpy as np
@@ -13,11 +32,121 @@ from .._random import as_generator
 POINT_ATOL = 1e-6  # how far (relative) a record may sit off the manifold and still be projected
 
 
+def sn_over(t, kappa=1.0):
+    """``sn_κ(t)/t`` with ``sn_κ(t) = sin(√κ t)/√κ`` (``κ > 0``), ``t`` (``κ = 0``),
+    ``sinh(√−κ t)/√−κ`` (``κ < 0``): the Jacobi-field ratio of the space form, with its Taylor
+    branch ``1 − κt²/6`` near 0. Its reciprocal is ``t/sin t`` at ``κ = 1``."""
+    t = np.asarray(t, dtype=float)
+    a = np.sqrt(abs(kappa)) * t
+    small = np.abs(a) < 1e-4
+    safe = np.where(small, 1.0, a)
+    exact = (np.sin(safe) if kappa > 0 else np.sinh(safe)) / safe
+    return np.where(small, 1.0 - kappa * t * t / 6.0, exact) if kappa != 0 else np.ones_like(t)
+
+
+def space_form_log_volume(d, kappa):
+    """``(log J, (log J)')`` on the space form of curvature ``κ``: ``J = sn_κ(ρ)^(d−1)``
+    (``ρ``, ``R sin(ρ/R)``, ``sinh(cρ)/c``); ``log sinh`` written so that it never overflows."""
+    if d == 1:
+        return (lambda r: np.zeros_like(r)), (lambda r: np.zeros_like(r))
+    if kappa == 0:
+        return (lambda r: (d - 1) * np.log(r)), (lambda r: (d - 1) / r)
+    if kappa > 0:
+        R = 1.0 / np.sqrt(kappa)
+        return (lambda r: (d - 1) * np.log(np.maximum(R * np.sin(r / R), 0.0))), (lambda r: (d - 1) / (R * np.tan(r / R)))
+    c = np.sqrt(-kappa)
+    return ((lambda r: (d - 1) * (c * r + np.log(-np.expm1(-2 * c * r)) - np.log(2 * c))),
+            (lambda r: (d - 1) * c / np.tanh(c * r)))
+
+
+def check_order(X, manifold, function):
+    """Every public function takes the records first and the manifold second (sklearn and
+    pyRiemann put the data first): a call with the two swapped gets a clear ``TypeError``."""
+    if isinstance(X, Manifold) or not isinstance(manifold, Manifold):
+        raise TypeError(f"{function} takes (X, manifold, ...): the records first, then the manifold; "
+                        f"got {type(X).__name__} and {type(manifold).__name__}")
+
+
 class Manifold:
-    """Base of the six spaces. Subclasses are small frozen dataclasses."""
+    """Base of the spaces. Subclasses are small frozen dataclasses."""
 
     dtype = np.float64
     volume_growth_rate = 0.0  # c with log(J(ρ)/ρ^(d−1)) − cρ ≤ 0: shifts the Laplace radius proposal
+
+    # -- declared capabilities (defaults; see the module docstring) --------------------------
+    homogeneous = True
+    radial = True
+    laplace_sampler = "radial"
+    flat_chart = False
+    ambient_dim = None
+    max_reach = np.inf  # largest ρ(origin, centre) + r float64 keeps exact enough (hyperbolic)
+    user_point_shapes = ()  # other layouts of one point accepted from users (real landmarks)
+
+    @property
+    def laplace_sigma_limit(self):
+        """Largest ``σ`` (exclusive) with an integrable unrestricted Laplace law."""
+        c = self.volume_growth_rate
+        return 1.0 / c if c > 0 else np.inf
+
+    def log_volume(self, rho):
+        """``log J(ρ)`` of the polar volume density: ``(d−1) log sn_κ(ρ)`` on a space of constant
+        curvature κ (a space that is not must override it, or declare ``radial = False``)."""
+        with np.errstate(divide="ignore"):
+            return space_form_log_volume(self.dim, self._constant_curvature())[0](np.asarray(rho, float))
+
+    def log_volume_slope(self, rho):
+        """``d/dρ log J(ρ)``."""
+        with np.errstate(divide="ignore"):
+            return space_form_log_volume(self.dim, self._constant_curvature())[1](np.asarray(rho, float))
+
+    def _constant_curvature(self):
+        lo, hi = self.curvature_bounds
+        if lo != hi:
+            raise NotImplementedError(f"{self!r} has non-constant curvature: it must define its own log_volume")
+        return hi
+
+    def float_error(self, center, radius):
+        """A public bound on the float64 error of distances and clipping near ``B_r(center)``."""
+        return 16 * np.finfo(float).eps * (1.0 + radius)
+
+    def exp_coordinate_offset(self, center):
+        """How far the centre's coordinates already sit along an ``exp`` that can overflow float64
+        (``None``: coordinates are bounded or linear in ``ρ``)."""
+        return None
+
+    def grid_scales(self, center, radius, sigma):
+        """``(move, magnitude)`` in array coordinates: how far noise of scale ``σ`` moves a point,
+        and the public magnitude of the coordinates (the default output grid rests on both)."""
+        scale = float(np.max(np.abs(self.origin)))
+        return min(sigma, scale), scale
+
+    def ambient_floor(self, center, radius):
+        """A public floor ``from_ambient`` keeps projected points above (SPD: eigenvalues)."""
+        return 1e-12
+
+    def canonical(self, center, points):
+        """The released representative of each point's class, fixed by public ``center``."""
+        return points
+
+    def as_points(self, X):
+        """Users' layouts (``user_point_shapes``) converted to this manifold's arrays."""
+        return X
+
+    def to_user(self, points):
+        """Points in the layout users read (inverse of ``as_points``)."""
+        return points
+
+    def snap(self, points, grid):
+        """Back onto the manifold after rounding to ``grid`` (post-processing of a release)."""
+        return self.project(points)
+
+    def mean_start_stats(self, block, weights):
+        """Partial sums of a block for the Fréchet mean's starting point (reduced by ``+``)."""
+        return np.tensordot(weights, np.asarray(block), axes=(0, 0))
+
+    def mean_start(self, stats):
+        """The starting point from the reduced partial sums: the extrinsic mean, projected."""
+        return self.project(stats)
 
     # -- derived geometry ------------------------------------------------------------------
     def norm(self, x, v):

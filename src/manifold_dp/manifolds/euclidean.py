@@ -17,6 +17,16 @@ class Euclidean(Manifold):
     def __post_init__(self):
         _check_dim(self.dim, "dim", 1)
 
+    @classmethod
+    def from_width(cls, width):
+        """The space whose points are records of ``width`` numbers (the CLI's files)."""
+        return cls(width)
+
+    @classmethod
+    def examples(cls):
+        """Small instances the shared property suite runs over."""
+        return (cls(3),)
+
     point_shape = property(lambda self: (self.dim,))
     curvature_bounds = (0.0, 0.0)
     injectivity_radius = np.inf
@@ -49,6 +59,33 @@ class Euclidean(Manifold):
         return np.zeros_like(np.asarray(rho, dtype=float))
 
     radial_range = (0.0, np.inf)
+
+    # -- capabilities: a flat chart (itself) and an ambient embedding (itself) -------------
+    flat_chart = True
+    ambient_dim = property(lambda self: self.dim)
+
+    def to_chart(self, x):
+        return np.asarray(x, float)
+
+    def from_chart(self, z):
+        return np.asarray(z, float)
+
+    to_ambient = to_chart
+
+    def from_ambient(self, z, floor=None):
+        return np.asarray(z, float)
+
+    def ambient_radius(self, center, radius):
+        return float(radius)
+
+    def float_error(self, center, radius):
+        return 16 * np.finfo(float).eps * (float(np.max(np.abs(center))) + radius)
+
+    def grid_scales(self, center, radius, sigma):
+        return sigma, float(np.max(np.abs(center))) + radius + sigma
+
+    def mean_start(self, stats):
+        return np.asarray(stats, float)
 
 
 def _check_dim(value, name, minimum):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
-from .base import Manifold
+from .base import Manifold, sn_over
 from .euclidean import _check_dim
 
 
@@ -16,11 +16,7 @@ def minkowski(u, v):
 
 
 def _sinh_ratio(t):
-    """``sinh t / t`` with its Taylor branch at 0."""
-    t = np.asarray(t, dtype=float)
-    small = np.abs(t) < 1e-4
-    safe = np.where(small, 1.0, t)
-    return np.where(small, 1.0 + t * t / 6.0, np.sinh(safe) / safe)
+    return sn_over(t, -1.0)
 
 
 @dataclass(frozen=True)
@@ -35,6 +31,16 @@ class Hyperbolic(Manifold):
 
     def __post_init__(self):
         _check_dim(self.dim, "dim", 1)
+
+    @classmethod
+    def from_width(cls, width):
+        if width < 2:
+            raise ValueError(f"hyperboloid records need at least 2 coordinates, got {width}")
+        return cls(width - 1)
+
+    @classmethod
+    def examples(cls):
+        return (cls(3),)
 
     point_shape = property(lambda self: (self.dim + 1,))
     curvature_bounds = (-1.0, -1.0)
@@ -52,9 +58,14 @@ class Hyperbolic(Manifold):
         return minkowski(u, v)
 
     def dist(self, x, y):
+        """``2 asinh(‖x − y‖_L/2)`` for nearby points (accurate near 0), ``arccosh(−⟨x, y⟩_L)`` once
+        ``−⟨x, y⟩_L > 2``: there ``‖x − y‖²_L = 2cosh ρ − 2`` is the difference of two terms of size
+        ``e^(2ρ)`` and loses all precision by ``ρ ≈ 37``, while ``⟨x, y⟩_L`` keeps it."""
         x, y = np.asarray(x, float), np.asarray(y, float)
         d = x - y
-        return 2.0 * np.arcsinh(0.5 * np.sqrt(np.maximum(minkowski(d, d), 0.0)))
+        near = 2.0 * np.arcsinh(0.5 * np.sqrt(np.maximum(minkowski(d, d), 0.0)))
+        c = -minkowski(x, y)
+        return np.where(c > 2.0, np.arccosh(np.maximum(c, 1.0)), near)
 
     def exp(self, x, v):
         x, v = np.asarray(x, float), np.asarray(v, float)
@@ -99,6 +110,18 @@ class Hyperbolic(Manifold):
         g /= np.linalg.norm(g, axis=-1, keepdims=True)
         v0 = np.concatenate([np.zeros(g.shape[:-1] + (1,)), g], axis=-1)
         return self.boost(x, v0)
+
+    # -- capabilities: float64 reach of hyperboloid coordinates ------------------------------
+    max_reach = 8.0  # ρ(e0, centre) + r: beyond it coordinates ~e^ρ lose the precision Δ needs
+
+    def float_error(self, center, radius):
+        return 16 * np.finfo(float).eps * np.cosh(self.exp_coordinate_offset(center) + radius) ** 2
+
+    def exp_coordinate_offset(self, center):
+        return float(self.dist(self.origin, center))
+
+    def grid_scales(self, center, radius, sigma):
+        return sigma, float(np.cosh(self.exp_coordinate_offset(center) + radius + min(sigma, 1.0)))
 
     def log_volume_ratio(self, rho):
         """``log(J(ρ)/ρ^(d−1)) = (d−1) log(sinh ρ/ρ)`` (≥ 0: no Gamma envelope without a shift)."""

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
-from .base import Manifold
+from .base import Manifold, sn_over
 from .euclidean import _check_dim
-from .sphere import _sin_over, _sinc_ratio
 
 
 def hermitian(x, y):
@@ -38,6 +37,16 @@ class KendallShape2D(Manifold):
 
     def __post_init__(self):
         _check_dim(self.k_landmarks, "k_landmarks", 3)
+
+    @classmethod
+    def from_width(cls, width):
+        if width % 2 or width < 6:
+            raise ValueError(f"kendall2d records must hold 2k >= 6 numbers (x1, y1, x2, y2, ...), got {width}")
+        return cls(width // 2)
+
+    @classmethod
+    def examples(cls):
+        return (cls(5),)
 
     point_shape = property(lambda self: (self.k_landmarks,))
     dim = property(lambda self: 2 * self.k_landmarks - 4)
@@ -89,7 +98,7 @@ class KendallShape2D(Manifold):
         x, y = np.asarray(x, complex), np.asarray(y, complex)
         ys = self.align(x, y)
         theta = self.dist(x, y)[..., None]
-        v = _sinc_ratio(theta) * (ys - np.cos(theta) * x)
+        v = (ys - np.cos(theta) * x) / sn_over(theta)
         # remove rounding drift out of the horizontal space
         v = v - v.mean(axis=-1, keepdims=True)
         return v - hermitian(x, v)[..., None] * x
@@ -97,7 +106,7 @@ class KendallShape2D(Manifold):
     def exp(self, x, v):
         x, v = np.asarray(x, complex), np.asarray(v, complex)
         t = np.linalg.norm(v, axis=-1, keepdims=True)
-        return self.project(np.cos(t) * x + _sin_over(t) * v)
+        return self.project(np.cos(t) * x + sn_over(t) * v)
 
     def _checks(self, x, atol):
         return [
@@ -117,12 +126,38 @@ class KendallShape2D(Manifold):
         g = g - hermitian(x, g)[..., None] * x
         return g / np.linalg.norm(g, axis=-1, keepdims=True)
 
+    # -- capabilities: a canonical representative, users' real landmarks, Procrustes start ------
+    user_point_shapes = property(lambda self: ((self.k_landmarks, 2),))
+
+    def canonical(self, center, points):
+        """A shape is a pre-shape up to rotation: release the one rotated so that
+        ``⟨center, y⟩`` is real and ≥ 0 — fixed by the public centre, never by the data."""
+        return self.align(center, points)
+
+    def as_points(self, X):
+        """Real landmarks ``(..., k, 2)`` → pre-shapes; complex pre-shapes pass through."""
+        X = np.asarray(X)
+        if not np.iscomplexobj(X) and X.ndim >= 2 and X.shape[-2:] == (self.k_landmarks, 2):
+            return self.preshape(X)
+        return X
+
+    def to_user(self, points):
+        return self.to_landmarks(points)
+
+    def mean_start_stats(self, block, weights):
+        block = np.asarray(block)
+        return np.einsum("n,ni,nj->ij", weights, block, np.conj(block))
+
+    def mean_start(self, stats):
+        _, vecs = np.linalg.eigh(stats)  # full Procrustes mean (Kent 1994)
+        return self.project(vecs[:, -1])
+
     def log_volume_ratio(self, rho):
         """``log(J(ρ)/ρ^(d−1))`` with ``J = sin^(2m−1)ρ cos ρ``, ``m = k−2`` (≤ 0 on ``[0, π/2]``)."""
         rho = np.asarray(rho, float)
         m = self.k_landmarks - 2
         with np.errstate(divide="ignore"):
-            return (2 * m - 1) * np.log(np.maximum(_sin_over(rho), 0.0)) + np.log(np.maximum(np.cos(rho), 0.0))
+            return (2 * m - 1) * np.log(np.maximum(sn_over(rho), 0.0)) + np.log(np.maximum(np.cos(rho), 0.0))
 
     def log_volume(self, rho):
         """``log J(ρ) = (2m−1) log sin ρ + log cos ρ``: concave on ``(0, π/2)``."""

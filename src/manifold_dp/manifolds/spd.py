@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
-from ._matrix import expm_sym, logm_spd, sqrtm_spd, sym
+from .matrix import expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
 from .base import Manifold
 from .euclidean import _check_dim
 
@@ -37,6 +37,17 @@ class _SPD(Manifold):
     def __post_init__(self):
         _check_dim(self.k, "k", 1)
 
+    @classmethod
+    def from_width(cls, width):
+        k = int(round(np.sqrt(width)))
+        if k * k != width:
+            raise ValueError(f"SPD records must have k*k entries, got {width}")
+        return cls(k)
+
+    @classmethod
+    def examples(cls):
+        return (cls(3),)
+
     def _checks(self, x, atol):
         scale = np.maximum(np.linalg.norm(x, axis=(-2, -1)), np.finfo(float).tiny)
         asym = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1))
@@ -48,6 +59,47 @@ class _SPD(Manifold):
 
     def project(self, x):
         return sym(np.asarray(x, dtype=float))
+
+    # -- capabilities shared by both metrics ---------------------------------------------------
+    ambient_dim = property(lambda self: self.dim)
+
+    def to_ambient(self, x):
+        """``vecd``: an isometry of ``(Sym(k), Frobenius)`` onto ``R^(k(k+1)/2)``."""
+        return vecd(np.asarray(x, float))
+
+    def from_ambient(self, z, floor=1e-12):
+        """Back to a matrix, eigenvalues floored at ``floor`` (a projection onto SPD)."""
+        return funm_sym(invvecd(z, self.k), lambda w: np.maximum(w, floor))
+
+    def ambient_radius(self, center, radius):
+        """``λmax(center)(e^r − 1)`` bounds ``‖X − center‖_F`` over ``B_r(center)`` in either
+        metric (affine-invariant: 2021 Prop. 1; log-Euclidean: Duhamel's formula)."""
+        return float(np.linalg.eigvalsh(np.asarray(center, float))[-1]) * float(np.expm1(radius))
+
+    def ambient_floor(self, center, radius):
+        """``λmin(center)·e^(−r)``: every matrix of ``B_r(center)`` has eigenvalues above it."""
+        return float(np.linalg.eigvalsh(center)[0] * np.exp(-radius))
+
+    def float_error(self, center, radius):
+        w = np.linalg.eigvalsh(center)
+        return 16 * np.finfo(float).eps * (w[-1] / w[0]) * np.exp(2 * radius)
+
+    def exp_coordinate_offset(self, center):
+        return float(np.max(np.abs(np.log(np.linalg.eigvalsh(center)))))
+
+    def grid_scales(self, center, radius, sigma):
+        w = np.linalg.eigvalsh(center)
+        return sigma * w[0] * np.exp(-radius), w[-1] * np.exp(radius + min(sigma, 50.0))
+
+    def snap(self, points, grid):
+        """Symmetrise and floor the eigenvalues at ``grid``: rounding must keep the point SPD."""
+        return funm_sym(self.project(points), lambda w: np.maximum(w, grid))
+
+    def mean_start_stats(self, block, weights):
+        return np.tensordot(weights, logm_spd(np.asarray(block, float)), axes=(0, 0))
+
+    def mean_start(self, stats):
+        return expm_sym(stats)  # the log-Euclidean mean
 
     def _random_sym_unit(self, shape, rng):
         # sym(G) for a standard Gaussian G has vecd(sym G) ~ N(0, I_dim): isotropic under Frobenius
@@ -65,6 +117,12 @@ class SPDAffineInvariant(_SPD):
 
     k: int
     curvature_bounds = (-0.5, 0.0)
+    radial = False  # the Laplace law needs the eigenvalue construction, not a radial sampler
+    laplace_sampler = "spd_log_eigen"
+
+    @property
+    def laplace_sigma_limit(self):
+        return 1.0 / self.laplace_integrability_constant if self.k > 1 else np.inf
 
     @property
     def laplace_integrability_constant(self):
@@ -123,3 +181,12 @@ class SPDLogEuclidean(_SPD):
 
     def log_volume_ratio(self, rho):
         return np.zeros_like(np.asarray(rho, dtype=float))
+
+    # -- capability: Logm is an isometry onto R^dim -------------------------------------------
+    flat_chart = True
+
+    def to_chart(self, x):
+        return vecd(logm_spd(np.asarray(x, float)))
+
+    def from_chart(self, z):
+        return expm_sym(invvecd(z, self.k))

@@ -5,24 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
-from .base import Manifold
+from .base import Manifold, sn_over
 from .euclidean import _check_dim
-
-
-def _sinc_ratio(t):
-    """``t / sin t`` with its Taylor branch at 0 (finite on ``[0, π)``)."""
-    t = np.asarray(t, dtype=float)
-    small = np.abs(t) < 1e-4
-    safe = np.where(small, 1.0, t)
-    return np.where(small, 1.0 + t * t / 6.0, safe / np.sin(safe))
-
-
-def _sin_over(t):
-    """``sin t / t`` with its Taylor branch at 0."""
-    t = np.asarray(t, dtype=float)
-    small = np.abs(t) < 1e-4
-    safe = np.where(small, 1.0, t)
-    return np.where(small, 1.0 - t * t / 6.0, np.sin(safe) / safe)
 
 
 @dataclass(frozen=True)
@@ -37,6 +21,16 @@ class Sphere(Manifold):
 
     dim: int
     radius: float = 1.0
+
+    @classmethod
+    def from_width(cls, width, radius=1.0):
+        if width < 2:
+            raise ValueError(f"sphere records need at least 2 coordinates, got {width}")
+        return cls(width - 1, radius=radius)
+
+    @classmethod
+    def examples(cls):
+        return (cls(3), cls(2, radius=2.0))
 
     def __post_init__(self):
         _check_dim(self.dim, "dim", 1)
@@ -76,7 +70,7 @@ class Sphere(Manifold):
     def exp(self, x, v):
         x, v = np.asarray(x, float), np.asarray(v, float)
         t = np.linalg.norm(v, axis=-1, keepdims=True) / self.radius
-        out = np.cos(t) * x + _sin_over(t) * v
+        out = np.cos(t) * x + sn_over(t) * v
         return self.radius * out / np.linalg.norm(out, axis=-1, keepdims=True)
 
     def log(self, x, y):
@@ -114,18 +108,25 @@ class Sphere(Manifold):
 
     def log_volume_ratio(self, rho):
         """``log(J(ρ)/ρ^(d−1)) = (d−1) log(sin(ρ/R)/(ρ/R))`` on ``[0, πR]`` (≤ 0)."""
-        s = _sin_over(np.asarray(rho, float) / self.radius)
+        s = sn_over(np.asarray(rho, float) / self.radius)
         with np.errstate(divide="ignore"):
             return (self.dim - 1) * np.log(np.maximum(s, 0.0))
 
-    def log_volume(self, rho):
-        """``log J(ρ) = (d−1) log(R sin(ρ/R))``: concave on ``(0, πR)``."""
-        with np.errstate(divide="ignore"):
-            return (self.dim - 1) * np.log(np.maximum(self.radius * np.sin(np.asarray(rho, float) / self.radius), 0.0))
+    # -- capabilities: the ambient embedding in R^(d+1) --------------------------------------
+    ambient_dim = property(lambda self: self.dim + 1)
 
-    def log_volume_slope(self, rho):
-        """``d/dρ log J(ρ) = (d−1) cot(ρ/R)/R``."""
-        return (self.dim - 1) / (self.radius * np.tan(np.asarray(rho, float) / self.radius))
+    def to_ambient(self, x):
+        return np.asarray(x, float)
+
+    def from_ambient(self, z, floor=None):
+        """Normalise back onto the sphere; ``0`` (measure zero) goes to the origin."""
+        z = np.asarray(z, float)
+        nrm = np.linalg.norm(z, axis=-1, keepdims=True)
+        return np.where(nrm > 0, self.radius * z / np.where(nrm > 0, nrm, 1.0), self.origin)
+
+    def ambient_radius(self, center, radius):
+        """The chord ``2R sin(r/2R)``: ``B_r(center)`` lies in the Euclidean ball of that radius."""
+        return float(2.0 * self.radius * np.sin(radius / (2.0 * self.radius)))
 
     def uniform(self, size=None, rng=None):
         """Points uniform on the whole sphere (for tests)."""

@@ -1,15 +1,18 @@
-"""Privacy: sensitivities, calibration, exact samplers, mechanisms, accounting, releases."""
+"""Privacy: sensitivities, calibration, exact samplers, measurements, accounting, releases."""
 
-from .accounting import BudgetExceededError, GaussianEvent, PrivacyAccountant, PureEvent
+from .accounting import BudgetExceededError, PrivacyAccountant, gaussian_dp_event, pure_dp_event
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
+from .certificate import CERTIFICATE_SCHEMA, Certificate
+from . import measurements
+from .measurements import Measurement
 from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian
-from .release import PrivateRelease, prepare_records, private_frechet_mean
+from .release import PrivateRelease, prepare_records, private_frechet_mean, private_frechet_variance
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound, log_lipschitz
 
 __all__ = [
     "frechet_mean_sensitivity", "ambient_sensitivity", "hessian_lower_bound", "log_lipschitz",
     "analytic_gaussian_sigma", "classical_gaussian_sigma",
-    "RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise",
-    "private_frechet_mean", "PrivateRelease", "prepare_records",
-    "PrivacyAccountant", "PureEvent", "GaussianEvent", "BudgetExceededError",
+    "measurements", "Measurement", "RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise",
+    "private_frechet_mean", "private_frechet_variance", "PrivateRelease", "Certificate", "CERTIFICATE_SCHEMA",
+    "prepare_records", "PrivacyAccountant", "BudgetExceededError", "pure_dp_event", "gaussian_dp_event",
 ]

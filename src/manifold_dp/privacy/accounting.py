@@ -1,44 +1,109 @@
 """Privacy budgets: an accountant that composes releases and refuses one that would overspend.
 
-Pure ε-DP releases compose by adding ε (basic composition). Gaussian releases compose exactly:
-mechanisms with noise multipliers ``z_i = σ_i/Δ_i`` together are a Gaussian mechanism with
-``z = (Σ z_i⁻²)^(−½)`` (Dong, Roth & Su 2022, μ-GDP: ``μ² = Σ μ_i²``), whose ε at a given δ comes
-from the exact curve of Balle & Wang 2018. The total ε is the pure part plus the Gaussian part
-at the budget's δ, a valid (ε, δ) guarantee by basic composition of the two groups.
+Events. A release is described by a Google ``dp_accounting`` event, built only by this module:
+
+- ``pure_dp_event(ε)``: an ε-DP release of *any* mechanism (a Riemannian Laplace, a KNG, …). It
+  is stored as binary randomized response with ``noise_parameter = 2/(1+e^ε)``, whose pair of
+  output laws ``(Bern(e^ε/(1+e^ε)), Bern(1/(1+e^ε)))`` is a dominating pair of every ε-DP
+  mechanism: the privacy region of any ε-DP mechanism lies inside that of this RR, so composing
+  RR bounds the composition of any ε-DP releases (Kairouz, Oh & Viswanath 2015, optimal
+  composition Thm 3.3; Murtagh & Vadhan 2016 for heterogeneous ε_i), also mixed with other
+  mechanisms (dominating pairs compose: Zhu, Dong & Wang 2022). ``LaplaceDpEvent`` would be
+  wrong here: it is the 1-D Laplace law, whose privacy loss is spread over ``[−ε, ε]`` and
+  composes better than a general ε-DP release (a Riemannian Laplace on a curved space is not it).
+- ``gaussian_dp_event(z)``: a Gaussian release with noise multiplier ``z = σ/Δ``.
+
+Neighbouring relation. Datasets of this library are neighbours when one record is *replaced*
+(``NeighboringRelation.REPLACE_ONE``), and ``Δ`` is the replace-one ℓ2 sensitivity. Under
+REPLACE_ONE, ``dp_accounting`` models ``GaussianDpEvent(m)`` as the pair ``N(−1, m²)``,
+``N(+1, m²)``: a sensitivity of 2. So our multiplier ``z`` is stored as ``GaussianDpEvent(2z)``
+(measured with 0.6.0: ``GaussianDpEvent(1)`` gives ε ≈ 9.997 at δ = 1e-5 under REPLACE_ONE,
+which is the exact Gaussian ε of ``z = 0.5``, against 4.377 under ADD_OR_REMOVE_ONE).
+
+Upstream bug. ``PLDAccountant.compose(RandomizedResponseDpEvent, count)`` in ``dp_accounting``
+0.6.0 ignores ``count`` (so does ``SelfComposedDpEvent`` of one): four RR events of ε = 0.5
+composed with ``count=4`` give ε(δ=0) = 0.5, not 2. This module composes every event one at a
+time with ``count=1`` and refuses ``SelfComposedDpEvent``.
+
+Spent ε. The ε spent at the budget's δ is the smaller of two upper bounds on the same composed
+mechanism, each a valid ``(ε, δ)`` guarantee on its own, so their minimum is one too:
+(a) the privacy-loss-distribution (PLD) accountant's ε at δ, with the pessimistic
+discretisation of ``dp_accounting`` (a true upper bound, tight up to its grid); (b) basic
+composition of two groups: the pure releases, ``Σ ε_i`` at δ = 0, and the Gaussian ones, which
+together are one Gaussian mechanism of multiplier ``(Σ z_i⁻²)^(−½)`` (μ-GDP, ``μ² = Σ μ_i²``,
+Dong, Roth & Su 2022, Cor. 3.3) whose ε at δ is the exact curve of Balle & Wang 2018 (Thm 8).
+(b) keeps δ = 0 budgets exact (two releases of ε = 0.5 spend exactly 1.0; the PLD grid says
+1.0002) and is exact for Gaussian releases alone; (a) is smaller for pure releases mixed with
+Gaussian ones, and for many pure releases when δ > 0 (optimal composition instead of a sum).
+(a) is computed only where it can win: δ > 0 and at least one pure release. A δ = 0 budget
+admits no Gaussian release.
+
+Adaptivity. Both bounds are composition theorems for a sequence of releases. Where the
+parameters of later releases are chosen from earlier outputs and the budget stops them (a
+privacy filter), the results we know cover (b)'s ingredients (basic composition: Rogers, Roth,
+Ullman & Vadhan 2016; μ-GDP: Smith & Thakurta 2022), not PLD accounting of heterogeneous
+releases. So the accountant is **adaptive by default**: it admits and reports by (b) alone.
+``PrivacyAccountant(..., adaptive=False)`` — for a sequence of releases whose parameters are
+fixed in advance — admits and reports by the smaller of (a) and (b).
+
+``dp_accounting`` is imported inside the functions that need it: it costs about a second, and
+``import manifold_dp`` must stay fast.
 """
 
+import copy
 import math
 import threading
-from dataclasses import dataclass
 
-import numpy as np
 from scipy.optimize import brentq
 
-from .._validation import _is_real, check_epsilon, check_positive
+from .._validation import _is_real, check_delta, check_epsilon, check_positive
 from .calibration import gaussian_delta
 
-
-@dataclass(frozen=True)
-class PureEvent:
-    """An ε-DP release."""
-
-    epsilon: float
-
-
-@dataclass(frozen=True)
-class GaussianEvent:
-    """A Gaussian release with noise multiplier ``σ/Δ`` (ℓ2 sensitivity ``Δ``)."""
-
-    noise_multiplier: float
+PLD_DISCRETIZATION = 1e-4  # value_discretization_interval of the PLD accountant (its default)
+MAX_PURE_EPSILON = 700.0  # 2/(1+e^ε) stays a normal float64 up to here
 
 
 class BudgetExceededError(ValueError):
     """A release would spend more than the accountant's budget."""
 
 
+def pure_dp_event(epsilon):
+    """The ``dp_accounting`` event of an ε-DP release of any mechanism:
+    ``RandomizedResponseDpEvent(noise_parameter=2/(1+e^ε), num_buckets=2)``.
+
+    Binary randomized response with that parameter reports its input bit with probability
+    ``e^ε/(1+e^ε)``; its privacy-loss pair dominates that of every ε-DP mechanism (Kairouz, Oh &
+    Viswanath 2015, Thm 3.3; Murtagh & Vadhan 2016), so composing it is a valid composition of
+    any ε-DP release, with exactly ε at δ = 0 for one release. ``0 < ε ≤ 700``."""
+    epsilon = check_epsilon(epsilon)
+    if epsilon > MAX_PURE_EPSILON:
+        raise ValueError(f"epsilon must be <= {MAX_PURE_EPSILON:g} to be represented as randomized response, got {epsilon!r}")
+    from dp_accounting import dp_event
+
+    tail = math.exp(-epsilon)  # 2e^{-ε}/(1+e^{-ε}) = 2/(1+e^ε), without overflow
+    noise = 2.0 * tail / (1.0 + tail)
+    # round toward the side that charges at least ε (a few ulps; relative 1e-7 at ε = 1e-9)
+    while _epsilon_of_noise(noise) < epsilon:
+        noise = math.nextafter(noise, 0.0)
+    return dp_event.RandomizedResponseDpEvent(noise_parameter=noise, num_buckets=2)
+
+
+def gaussian_dp_event(noise_multiplier):
+    """The ``dp_accounting`` event of a Gaussian release with noise multiplier ``σ/Δ``, ``Δ`` the
+    replace-one ℓ2 sensitivity: ``GaussianDpEvent(2σ/Δ)``, because ``dp_accounting`` models
+    REPLACE_ONE Gaussians with a sensitivity of 2 (module docstring)."""
+    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
+    if not math.isfinite(2.0 * noise_multiplier):
+        raise ValueError(f"noise_multiplier must be a finite number > 0, got {noise_multiplier!r}")
+    from dp_accounting import dp_event
+
+    return dp_event.GaussianDpEvent(noise_multiplier=2.0 * noise_multiplier)
+
+
 def gaussian_epsilon(noise_multiplier, delta):
-    """Smallest ε with ``δ_Gauss(ε) ≤ delta`` for a Gaussian mechanism of multiplier ``z``."""
-    z = check_positive(noise_multiplier, "noise_multiplier")
+    """Smallest ε with ``δ_Gauss(ε) ≤ delta`` for a Gaussian mechanism of multiplier ``z = σ/Δ``
+    (the exact curve of Balle & Wang 2018, Thm 8)."""
+    z, delta = check_positive(noise_multiplier, "noise_multiplier"), check_delta(delta)
     if gaussian_delta(z, 1.0, 0.0) <= delta:
         return 0.0
     f = lambda e: gaussian_delta(z, 1.0, e) - delta
@@ -48,98 +113,212 @@ def gaussian_epsilon(noise_multiplier, delta):
     return float(brentq(f, 0.0, hi, xtol=1e-13))
 
 
+def _epsilon_of_noise(p):
+    """ε of binary RR with noise parameter ``p``: ``log((2−p)/p)``, accurate for p near 0 and 1."""
+    return math.log1p(2.0 * (1.0 - p) / p)
+
+
+def _pure_epsilon(event):
+    return _epsilon_of_noise(event.noise_parameter)
+
+
+def _gaussian_mu(event):
+    """μ = Δ/σ of a Gaussian event (it stores ``2σ/Δ``)."""
+    return 2.0 / event.noise_multiplier
+
+
+def _leaf_events(event):
+    """The pure and Gaussian events that ``event`` is made of, validated; ``TypeError`` for an
+    object that is not an event of this module, ``ValueError`` for a malformed one. The checks
+    matter: a negative or NaN parameter would refund budget."""
+    from dp_accounting import dp_event
+
+    kind = type(event)
+    if kind is dp_event.ComposedDpEvent:
+        if not isinstance(event.events, (list, tuple)):
+            raise ValueError(f"ComposedDpEvent.events must be a list of events, got {type(event.events).__name__}")
+        return [leaf for inner in event.events for leaf in _leaf_events(inner)]
+    if kind is dp_event.RandomizedResponseDpEvent:
+        p = event.noise_parameter
+        if event.num_buckets != 2 or not (_is_real(p) and 0 < p < 1) or not math.isfinite(_pure_epsilon(event)):
+            raise ValueError(
+                "RandomizedResponseDpEvent must have num_buckets=2 and 0 < noise_parameter < 1 "
+                f"(build it with pure_dp_event), got num_buckets={event.num_buckets!r}, noise_parameter={p!r}"
+            )
+        return [event]
+    if kind is dp_event.GaussianDpEvent:
+        m = event.noise_multiplier
+        if not (_is_real(m) and math.isfinite(m) and m > 0):
+            raise ValueError(f"GaussianDpEvent.noise_multiplier must be a finite number > 0, got {m!r}")
+        return [event]
+    raise TypeError(
+        "event must be built by pure_dp_event or gaussian_dp_event (or be a ComposedDpEvent of such events), "
+        f"got {kind.__name__}"
+    )
+
+
+class _Composition:
+    """Recorded releases in the forms the two bounds at ``delta`` need: the pure ε's with their
+    composed PLD, and the Gaussian μ²'s. Never changed once built; ``extended`` returns a new one.
+
+    The Gaussian releases enter the PLD as one Gaussian of ``μ² = Σ μ_i²``: their composition
+    *is* that Gaussian (independent shifts ``μ_i`` along orthogonal axes), so this is exact, and
+    it costs one Gaussian PLD per check instead of one composition per recorded release. Bound
+    (a) is skipped where it provably cannot beat (b) (``test_skipped_pld_bound_never_wins``):
+    at δ = 0 (a composition of RR has privacy loss ``Σ ε_i`` with positive probability, and a
+    Gaussian's is unbounded) and when every release is Gaussian ((b) is then exact)."""
+
+    def __init__(self, delta, pure=(), mu_squares=(), pure_pld=None, tight=False):
+        self.delta, self.pure, self.mu_squares, self._pure_pld = delta, tuple(pure), tuple(mu_squares), pure_pld
+        self.tight = tight  # whether bound (a) may be used (releases fixed in advance)
+        self._spent = None  # computed on first use: bound (a) can take a second for a large total μ
+
+    def extended(self, leaves):
+        from dp_accounting import dp_event
+
+        pure, mu_squares, pure_pld = list(self.pure), list(self.mu_squares), None
+        for leaf in leaves:
+            if isinstance(leaf, dp_event.GaussianDpEvent):
+                mu_squares.append(_gaussian_mu(leaf) ** 2)
+                continue
+            pure.append(_pure_epsilon(leaf))
+            if self.delta > 0 and self.tight:
+                pure_pld = self._copied_pld() if pure_pld is None else pure_pld
+                pure_pld.compose(leaf, count=1)  # one at a time: upstream ignores count for RR events
+        return _Composition(self.delta, pure, mu_squares, self._pure_pld if pure_pld is None else pure_pld, self.tight)
+
+    def _copied_pld(self):
+        from dp_accounting import NeighboringRelation
+        from dp_accounting.pld import PLDAccountant
+
+        if self._pure_pld is None:
+            return PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=PLD_DISCRETIZATION)
+        return copy.deepcopy(self._pure_pld)
+
+    def pld_epsilon(self):
+        """Bound (a): the PLD accountant's ε at ``delta`` for all releases (δ > 0, some pure)."""
+        pld = self._copied_pld()
+        if self.mu_squares:
+            from dp_accounting import dp_event
+
+            mu = math.sqrt(math.fsum(self.mu_squares))
+            pld.compose(dp_event.GaussianDpEvent(noise_multiplier=2.0 / mu), count=1)
+        return float(pld.get_epsilon(self.delta))
+
+    def basic_epsilon(self):
+        """Bound (b): ``Σ ε_i`` plus the exact ε at ``delta`` of the Gaussians' μ-GDP."""
+        pure = math.fsum(self.pure)
+        if not self.mu_squares:
+            return pure
+        if self.delta <= 0:
+            return math.inf
+        return pure + gaussian_epsilon(1.0 / math.sqrt(math.fsum(self.mu_squares)), self.delta)
+
+    def spent(self):
+        """``(ε, δ')``: the smaller ε of the two bounds; ``δ' = 0`` where it holds at δ = 0
+        (only pure releases, bound (b)), else ``delta``. Not thread-safe: callers share a
+        composition only under the accountant's lock."""
+        if self._spent is None:
+            self._spent = self._smaller_bound()
+        return self._spent
+
+    def fits(self, limit):
+        """Whether the spent ε is ``≤ limit``; bound (b) decides alone when it fits."""
+        return self.basic_epsilon() <= limit or self.spent()[0] <= limit
+
+    def _smaller_bound(self):
+        if not (self.pure or self.mu_squares):
+            return 0.0, 0.0
+        basic = (self.basic_epsilon(), self.delta if self.mu_squares else 0.0)
+        if self.delta <= 0 or not self.pure or not self.tight:
+            return basic
+        pld_epsilon = self.pld_epsilon()
+        return (pld_epsilon, self.delta) if pld_epsilon < basic[0] else basic
+
+
 class PrivacyAccountant:
     """Tracks releases against a budget ``(epsilon, delta)``; ``delta=0`` allows only pure ones.
 
     ``charge(event)`` atomically checks the budget and records the release, or raises
-    ``BudgetExceededError`` and records nothing; ``spend`` is the same method. A release path
-    charges *before* it touches the data, so a release that fails afterwards still counts: its
-    computation may already have depended on the data. All methods are thread-safe: the check
-    and the record happen under one lock, so concurrent releases can never overspend. The
-    budget is fixed at construction (read-only ``epsilon`` and ``delta``).
+    ``BudgetExceededError`` and records nothing; ``spend`` is the same method. Events come from
+    ``pure_dp_event`` and ``gaussian_dp_event`` (a ``ComposedDpEvent`` of them is charged as a
+    whole and recorded as its parts). A release path charges *before* it touches the data, so a
+    release that fails afterwards still counts: its computation may already have depended on
+    the data. All methods are thread-safe: the check and the record happen under one lock, so
+    concurrent releases can never overspend. The budget is fixed at construction (read-only
+    ``epsilon`` and ``delta``). ``adaptive=True`` (default): releases may be chosen from
+    earlier outputs, and the spent ε is basic composition of the pure releases plus μ-GDP of the
+    Gaussian ones, valid as a privacy filter. ``adaptive=False``: the sequence is fixed in
+    advance, and the spent ε is the smaller of that and the PLD bound (module docstring).
     """
 
-    def __init__(self, epsilon, delta=0.0):
+    def __init__(self, epsilon, delta=0.0, *, adaptive=True):
         self._epsilon = check_epsilon(epsilon)
         if not (_is_real(delta) and 0 <= delta < 1):
             raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+        if not isinstance(adaptive, bool):
+            raise TypeError(f"adaptive must be True or False, got {type(adaptive).__name__}")
         self._delta = float(delta)
+        self._adaptive = adaptive
         self._events = []
+        self._composition = _Composition(self._delta, tight=not adaptive)
         self._lock = threading.Lock()
 
     epsilon = property(lambda self: self._epsilon, doc="The ε budget (read-only).")
     delta = property(lambda self: self._delta, doc="The δ budget (read-only).")
 
     def __repr__(self):
-        return f"PrivacyAccountant(epsilon={self._epsilon!r}, delta={self._delta!r})"
+        return f"PrivacyAccountant(epsilon={self._epsilon!r}, delta={self._delta!r}, adaptive={self._adaptive!r})"
 
     @property
     def events(self):
-        """The recorded events, as an immutable snapshot (a tuple)."""
+        """The recorded events, as an immutable snapshot (a tuple of immutable events)."""
         with self._lock:
             return tuple(self._events)
 
     def spent(self, events=None):
-        """``(ε, δ)`` spent by ``events`` (default: the recorded ones)."""
+        """``(ε, δ)`` spent by ``events`` (default: the recorded ones) at the budget's δ; δ is 0
+        when the ε holds as pure DP."""
         if events is None:
             with self._lock:
-                return self._spent(self._events)
-        return self._spent(list(events))
+                return self._composition.spent()
+        leaves = [leaf for event in events for leaf in _leaf_events(event)]
+        return _Composition(self._delta, tight=not self._adaptive).extended(leaves).spent()
 
     def remaining(self):
         """ε left in the budget (never negative)."""
         with self._lock:
-            return max(self._epsilon - self._spent(self._events)[0], 0.0)
+            return max(self._epsilon - self._composition.spent()[0], 0.0)
 
     def can_spend(self, event):
         """Whether ``event`` would fit now (a later ``charge`` may still be refused if others
         charge in between: only ``charge`` is an atomic check-and-record)."""
-        _check_event(event)
+        leaves = _leaf_events(event)
         with self._lock:
-            return self._fits(event)
+            return self._extended_if_fits(leaves) is not None
 
     def charge(self, event):
         """Record ``event`` if it fits the budget, atomically; otherwise raise
         ``BudgetExceededError`` (or ``TypeError``/``ValueError`` for a malformed event) and
         record nothing."""
-        _check_event(event)
+        leaves = _leaf_events(event)
         with self._lock:
-            if not self._fits(event):
+            composition = self._extended_if_fits(leaves)
+            if composition is None:
                 raise BudgetExceededError(
                     f"this release would exceed the budget epsilon={self._epsilon!r}, delta={self._delta!r} "
-                    f"(spent so far: epsilon={self._spent(self._events)[0]:.6g})"
+                    f"(spent so far: epsilon={self._composition.spent()[0]:.6g})"
                 )
-            self._events.append(event)
+            self._composition = composition
+            self._events.extend(leaves)
 
     spend = charge
 
-    # the helpers below assume the caller holds the lock where it reads self._events
-    def _fits(self, event):
-        eps, _ = self._spent(self._events + [event])
-        return eps <= self._epsilon * (1 + 1e-12)
-
-    def _spent(self, events):
-        pure = sum(e.epsilon for e in events if isinstance(e, PureEvent))
-        gauss = [e.noise_multiplier for e in events if isinstance(e, GaussianEvent)]
-        if not gauss:
-            return pure, 0.0
-        if self._delta <= 0:
-            return np.inf, 0.0
-        z = float(np.sum(np.asarray(gauss, dtype=float) ** -2.0) ** -0.5)
-        return pure + gaussian_epsilon(z, self._delta), self._delta
-
-
-def _check_event(event):
-    """An event must be one this accountant knows how to compose, with a value that cannot
-    refund budget (a negative or NaN ε would)."""
-    if isinstance(event, PureEvent):
-        if not (_is_real(event.epsilon) and math.isfinite(event.epsilon) and event.epsilon >= 0):
-            raise ValueError(f"PureEvent.epsilon must be a finite number >= 0, got {event.epsilon!r}")
-    elif isinstance(event, GaussianEvent):
-        if not (_is_real(event.noise_multiplier) and event.noise_multiplier > 0):
-            raise ValueError(f"GaussianEvent.noise_multiplier must be a number > 0, got {event.noise_multiplier!r}")
-    else:
-        raise TypeError(f"event must be a PureEvent or a GaussianEvent, got {type(event).__name__}")
+    def _extended_if_fits(self, leaves):
+        """The composition with ``leaves`` added if it fits the budget, else ``None``; the
+        caller holds the lock."""
+        composition = self._composition.extended(leaves)
+        return composition if composition.fits(self._epsilon * (1 + 1e-12)) else None
 
 
 def check_accountant(accountant):

@@ -1,8 +1,9 @@
-"""Privacy mechanisms: immutable objects that know their law and draw from it exactly.
+"""The laws the mechanisms draw from: immutable objects that sample exactly, given a scale.
 
-Each class documents its density, assumptions and the theorem that makes it private. They take
-the (already computed) footpoint; ``manifold_dp.privacy.release.private_frechet_mean`` is the
-public path that computes the mean, calibrates and calls them.
+Each class documents its density, assumptions and the theorem that makes it private, but none
+turns ε into a scale: ``manifold_dp.privacy.measurements`` does, once, and wraps a law into a
+measurement that carries its privacy guarantee. The laws read only the manifolds' declared
+capabilities (``manifolds.base``), never their classes.
 """
 
 from dataclasses import dataclass, field
@@ -11,8 +12,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_positive
-from ..manifolds import Euclidean, SPDAffineInvariant, SPDLogEuclidean, Sphere
-from ..manifolds._matrix import expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
+from ..manifolds.matrix import expm_sym, sqrtm_spd, sym
 from ..stats.frechet import riemannian_gradient
 from .samplers import metropolis_hastings, sample_laplace_radius, sample_radius_concave_volume
 from .spd_sampler import sample_spd_log_eigen
@@ -28,12 +28,22 @@ def _size_tuple(size):
     return () if size is None else tuple(np.atleast_1d(size))
 
 
-def laplace_sigma_limit(manifold):
-    """Largest ``σ`` (exclusive) for which the unrestricted Laplace law is integrable."""
-    if isinstance(manifold, SPDAffineInvariant):
-        return 1.0 / manifold.laplace_integrability_constant if manifold.k > 1 else np.inf
-    c = manifold.volume_growth_rate
-    return 1.0 / c if c > 0 else np.inf
+def _radial_draw(m, eta, sigma, n, rng, rho_max):
+    """``exp_η(ρ u)``: ``ρ`` from the radial law ``e^(−ρ/σ) J(ρ)``, ``u`` a uniform unit tangent."""
+    rho, acceptance = sample_laplace_radius(m, sigma, n, rng, rho_max=rho_max)
+    u = m.random_unit_tangent(eta, size=n, rng=rng)
+    return m.exp(eta, u * m._expand(rho)), acceptance
+
+
+def _spd_log_eigen_draw(m, eta, sigma, n, rng, rho_max):
+    """Affine-invariant SPD: the law at ``I`` by its eigenvalue construction, moved to ``η`` by
+    the isometry ``X ↦ η^½ X η^½``."""
+    s, acceptance = sample_spd_log_eigen(m.k, sigma, n, rng, rho_max=rho_max)
+    half, _ = sqrtm_spd(eta)
+    return sym(half @ expm_sym(s) @ half), acceptance
+
+
+LAPLACE_SAMPLERS = {"radial": _radial_draw, "spd_log_eigen": _spd_log_eigen_draw}  # by ``manifold.laplace_sampler``
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,7 @@ class RiemannianLaplace:
 
     @property
     def sigma_limit(self):
-        return laplace_sigma_limit(self.manifold)
+        return self.manifold.laplace_sigma_limit
 
     @property
     def integrable(self):
@@ -173,14 +183,7 @@ class RiemannianLaplace:
                 "a larger epsilon or n, or a larger radius")
 
     def _draw(self, eta, n, rng, rho_max):
-        m = self.manifold
-        if isinstance(m, SPDAffineInvariant):
-            s, acceptance = sample_spd_log_eigen(m.k, self.sigma, n, rng, rho_max=rho_max)
-            half, _ = sqrtm_spd(eta)
-            return sym(half @ expm_sym(s) @ half), acceptance
-        rho, acceptance = sample_laplace_radius(m, self.sigma, n, rng, rho_max=rho_max)
-        u = m.random_unit_tangent(eta, size=n, rng=rng)
-        return m.exp(eta, u * m._expand(rho)), acceptance
+        return LAPLACE_SAMPLERS[self.manifold.laplace_sampler](self.manifold, eta, self.sigma, n, rng, rho_max)
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,12 @@ class KNormGradient:
         object.__setattr__(self, "center", self.manifold.validate_point(self.center, "center"))
         object.__setattr__(self, "h", hessian_lower_bound(self.radius, self.manifold.curvature_bounds[1]))
 
+    @property
+    def uses_radial_envelope(self):
+        """Whether draws come from the radial envelope (positively curved radial spaces) rather than
+        the Lemma 1 Laplace proposal."""
+        return bool(self.manifold.radial and self.manifold.curvature_bounds[1] > 0)
+
     def log_density(self, x, X):
         """Unnormalised log density ``−‖∇F(x; X)‖/σ`` (``x`` may be a batch)."""
         m = self.manifold
@@ -235,7 +244,7 @@ class KNormGradient:
         if np.any(np.asarray(m.dist(self.center, X)) > self.radius * (1 + 1e-6) + 1e-12):
             raise ValueError(f"KNG needs every record in B_r(center), r = {self.radius!r} (2022 Lemma 1): clip them first")
         e = float(m.norm(mu, riemannian_gradient(m, mu, X))) / self.h
-        radial = self._radial_envelope(X, mu, e) if hasattr(m, "log_volume_slope") else None
+        radial = self._radial_envelope(X, mu, e) if self.uses_radial_envelope else None
         if radial is None:
             proposal = RiemannianLaplace(m, self.sigma / self.h, restrict_to=(self.center, self.radius))
         max_rounds, budget = 10_000, 100_000 + 10_000 * n
@@ -315,18 +324,6 @@ class KNormGradient:
         return x.reshape(shape + tuple(m.point_shape)), float(np.mean(acc))
 
 
-def _log_coordinates(manifold, x):
-    if isinstance(manifold, SPDLogEuclidean):
-        return vecd(logm_spd(x))
-    return np.asarray(x, float)
-
-
-def _from_log_coordinates(manifold, z):
-    if isinstance(manifold, SPDLogEuclidean):
-        return expm_sym(invvecd(z, manifold.k))
-    return z
-
-
 @dataclass(frozen=True)
 class TangentGaussian:
     """Tangent Gaussian mechanism (Utpala, Vepakomma, Miolane 2023, Thm 4) on log-Euclidean SPD
@@ -342,14 +339,15 @@ class TangentGaussian:
 
     def __post_init__(self):
         check_positive(self.sigma, "sigma")
-        if not isinstance(self.manifold, (SPDLogEuclidean, Euclidean)):
-            raise ValueError(f"the tangent Gaussian mechanism needs SPDLogEuclidean or Euclidean, got {self.manifold!r}")
+        if not self.manifold.flat_chart:
+            raise ValueError(f"the tangent Gaussian mechanism needs a manifold with a flat chart (log-Euclidean SPD, "
+                             f"Euclidean), got {self.manifold!r}")
 
     def sample(self, footpoint, size=None, rng=None):
         m = self.manifold
-        z = _log_coordinates(m, m.validate_point(footpoint, "footpoint"))
+        z = m.to_chart(m.validate_point(footpoint, "footpoint"))
         noise = as_generator(rng).normal(0.0, self.sigma, size=_size_tuple(size) + (m.dim,))
-        return _from_log_coordinates(m, z + noise)
+        return m.from_chart(z + noise)
 
 
 AMBIENT_NOISES = ("l2_laplace", "gaussian", "coordinate_laplace")
@@ -359,8 +357,8 @@ AMBIENT_NOISES = ("l2_laplace", "gaussian", "coordinate_laplace")
 class AmbientNoise:
     """Euclidean noise added in the ambient coordinates of the embedding (the papers' baselines).
 
-    Coordinates: the sphere's ``R^(d+1)``; SPD through ``vecd`` (isometric to Frobenius);
-    Euclidean as is. With ``Δ_E`` the ℓ2 sensitivity there:
+    Coordinates: the manifold's ``to_ambient`` (the sphere's ``R^(d+1)``; SPD through ``vecd``,
+    isometric to Frobenius; Euclidean as is). With ``Δ_E`` the ℓ2 sensitivity there:
     ``"l2_laplace"``: density ``∝ exp(−‖z‖/σ)`` (K-norm, 2021 App. A.4), ε-DP with ``σ = Δ_E/ε``;
     ``"coordinate_laplace"``: iid Laplace of scale ``σ``, ε-DP with ``σ = √D Δ_E/ε``
     (ℓ1 sensitivity ``≤ √D Δ_E``); ``"gaussian"``: ``N(0, σ²I)``, (ε, δ)-DP by the analytic
@@ -378,30 +376,19 @@ class AmbientNoise:
         check_positive(self.sigma, "sigma")
         if self.kind not in AMBIENT_NOISES:
             raise ValueError(f"kind must be one of {AMBIENT_NOISES}, got {self.kind!r}")
-        if not isinstance(self.manifold, (Sphere, SPDAffineInvariant, SPDLogEuclidean, Euclidean)):
+        if self.manifold.ambient_dim is None:
             raise ValueError(f"no ambient embedding is defined for {self.manifold!r}")
 
     @property
     def ambient_dim(self):
-        m = self.manifold
-        return m.dim if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)) else m.point_shape[0]
+        return self.manifold.ambient_dim
 
     def to_ambient(self, x):
-        m = self.manifold
-        return vecd(np.asarray(x, float)) if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)) else np.asarray(x, float)
+        return self.manifold.to_ambient(x)
 
     def from_ambient(self, z):
-        """Back to the manifold's array layout, projected if ``project``."""
-        m = self.manifold
-        if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)):
-            x = invvecd(z, m.k)
-            if self.project:
-                x = funm_sym(x, lambda w: np.maximum(w, self.floor))
-            return x
-        if isinstance(m, Sphere) and self.project:
-            nrm = np.linalg.norm(z, axis=-1, keepdims=True)
-            return np.where(nrm > 0, m.radius * z / np.where(nrm > 0, nrm, 1.0), m.origin)
-        return z
+        """Back onto the manifold (``project=True``), else the ambient vector itself."""
+        return self.manifold.from_ambient(z, self.floor) if self.project else np.asarray(z, float)
 
     def noise(self, size, rng):
         rng = as_generator(rng)

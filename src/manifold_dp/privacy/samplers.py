@@ -156,34 +156,13 @@ def sample_log_concave(log_f, dlog_f, lower, upper, size, rng, mode=None, what="
 
 # --- the Laplace radius on every radial manifold -------------------------------------------
 
-def _space_form_log_volume(d, kappa):
-    """``(log J, (log J)')`` for the space form of curvature ``κ``: ``J = sn_κ(ρ)^(d−1)``
-    (``ρ``, ``R sin(ρ/R)``, ``sinh(cρ)/c``); ``log sinh`` written so it never overflows."""
-    if d == 1:
-        return (lambda r: np.zeros_like(r)), (lambda r: np.zeros_like(r))
-    if kappa == 0:
-        return (lambda r: (d - 1) * np.log(r)), (lambda r: (d - 1) / r)
-    if kappa > 0:
-        R = 1.0 / np.sqrt(kappa)
-        return (lambda r: (d - 1) * np.log(np.maximum(R * np.sin(r / R), 0.0))), (lambda r: (d - 1) / (R * np.tan(r / R)))
-    c = np.sqrt(-kappa)
-    log_j = lambda r: (d - 1) * (c * r + np.log(-np.expm1(-2 * c * r)) - np.log(2 * c))
-    return log_j, (lambda r: (d - 1) * c / np.tanh(c * r))
-
-
 def laplace_radius_log_density(manifold, sigma):
-    """``(log_f, dlog_f)`` of the radial Laplace law ``∝ e^(−ρ/σ) J(ρ)``, concave in ``ρ``.
-
-    Constant curvature (Euclidean, log-Euclidean, sphere, hyperbolic): ``J = sn_κ(ρ)^(d−1)``;
-    otherwise the manifold's own ``log_volume`` and ``log_volume_slope`` (Kendall:
-    ``(2m−1) log sin ρ + log cos ρ`` with ``d = 2m``). Each ``log J`` is concave."""
-    kappa_min, kappa_max = manifold.curvature_bounds
-    if kappa_min == kappa_max:
-        log_j, slope = _space_form_log_volume(manifold.dim, kappa_max)
-    elif hasattr(manifold, "log_volume_slope"):
-        log_j, slope = manifold.log_volume, manifold.log_volume_slope
-    else:
-        raise ValueError(f"no radial volume density is known for {manifold!r}")
+    """``(log_f, dlog_f)`` of the radial Laplace law ``∝ e^(−ρ/σ) J(ρ)``, concave in ``ρ``: the
+    manifold's own ``log_volume`` and ``log_volume_slope`` (constant curvature:
+    ``J = sn_κ(ρ)^(d−1)``; Kendall: ``(2m−1) log sin ρ + log cos ρ`` with ``d = 2m``)."""
+    if not manifold.radial:
+        raise ValueError(f"{manifold!r} declares no radial volume density (its Laplace sampler is {manifold.laplace_sampler!r})")
+    log_j, slope = manifold.log_volume, manifold.log_volume_slope
     return (lambda r: log_j(r) - r / sigma), (lambda r: slope(r) - 1.0 / sigma)
 
 
@@ -206,7 +185,7 @@ def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
     flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
     if flat and np.isinf(upper):
         return rng.gamma(d, sigma, size=n).reshape(shape), 1.0
-    if np.isinf(upper) and 1.0 / sigma <= manifold.volume_growth_rate:
+    if np.isinf(upper) and sigma >= manifold.laplace_sigma_limit:
         raise ValueError(f"the Laplace law with sigma={sigma!r} is not integrable on {manifold!r}; restrict it to a ball")
     log_f, dlog_f = laplace_radius_log_density(manifold, sigma)
     what = f"Laplace radius sampler on {manifold!r} (sigma={sigma!r}, {'restricted' if restricted else 'unrestricted'})"

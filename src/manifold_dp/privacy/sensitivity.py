@@ -8,7 +8,6 @@ Neighbouring datasets replace one of ``n`` records. Curvature enters through
 import numpy as np
 
 from .._validation import check_n, check_radius
-from ..manifolds import Euclidean, Sphere, SPDAffineInvariant, SPDLogEuclidean
 from ..stats.frechet import hessian_lower_bound
 
 BOUNDS = ("tight", "paper")
@@ -52,30 +51,19 @@ def frechet_mean_sensitivity(manifold, *, n, radius, kind="laplace", bound="tigh
     if kind == "kng":
         return 2.0 * radius * L / n
     if kind == "log_euclidean":
-        if kmax != 0 and not isinstance(manifold, SPDLogEuclidean):
-            raise ValueError(f"kind='log_euclidean' needs a flat manifold, got {manifold!r}")
+        if not manifold.flat_chart:
+            raise ValueError(f"kind='log_euclidean' needs a manifold with a flat chart, got {manifold!r}")
         return 2.0 * radius / n
     raise ValueError(f"kind must be 'laplace', 'kng' or 'log_euclidean', got {kind!r}")
 
 
 def ambient_radius(manifold, radius, center=None):
-    """Radius ``r_E`` of a Euclidean ball (in the ambient embedding) containing ``B_r(m0)``.
-
-    Sphere: chord ``2R sin(r/2R)``. SPD (either metric) in Frobenius norm:
-    ``λmax(m0)(e^r − 1)``. Affine-invariant: ``X = m0^½ Y m0^½`` with ``ρ(I, Y) ≤ r``, and
-    ``‖Y − I‖_F ≤ e^r − 1`` (2021 Prop. 1). Log-Euclidean: ``X = Expm(A + S)``, ``‖S‖_F ≤ r``,
-    ``A = Logm m0``; Duhamel's formula ``e^(A+S) − e^A = ∫ e^((1−t)A) S e^(t(A+S)) dt`` gives
-    ``‖X − m0‖_F ≤ λmax(m0) ‖S‖_F (e^‖S‖ − 1)/‖S‖ ≤ λmax(m0)(e^r − 1)``.
-    Euclidean: ``r``. Other spaces have no ambient baseline here.
-    """
-    if isinstance(manifold, Sphere):
-        return float(2.0 * manifold.radius * np.sin(radius / (2.0 * manifold.radius)))
-    if isinstance(manifold, (SPDAffineInvariant, SPDLogEuclidean)):
-        lam = 1.0 if center is None else float(np.linalg.eigvalsh(np.asarray(center, float))[-1])
-        return lam * float(np.expm1(radius))
-    if isinstance(manifold, Euclidean):
-        return float(radius)
-    raise ValueError(f"no ambient (extrinsic) baseline is defined for {manifold!r}")
+    """Radius ``r_E`` of a Euclidean ball (in the manifold's ambient embedding) that contains
+    ``B_r(center)``: ``manifold.ambient_radius`` (sphere: the chord; SPD: ``λmax(center)(e^r − 1)``,
+    2021 Prop. 1 and Duhamel's formula; Euclidean: ``r``). ``center`` defaults to the origin."""
+    if manifold.ambient_dim is None:
+        raise ValueError(f"no ambient (extrinsic) baseline is defined for {manifold!r}")
+    return manifold.ambient_radius(manifold.origin if center is None else np.asarray(center), radius)
 
 
 def ambient_sensitivity(manifold, *, n, radius, center=None):

@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._random import as_generator
-from ..manifolds._matrix import eig_apply, invvecd
+from ..manifolds.matrix import eig_apply, invvecd
 from .samplers import _batches, _log_piece_mass, _PiecewiseExponential
 
 def _log_sinhc(a):

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
-from ..manifolds._matrix import expm_sym, logm_spd
-from ._records import Records, block_weights
+from ..manifolds.base import check_order
+from ..records import Records, block_weights
 
 
 @dataclass(frozen=True)
@@ -62,24 +61,24 @@ def _blk_farthest(block, w, n, manifold, x):
 
 
 def _blk_init_stats(block, w, n, manifold):
-    """Partial sums for the starting point (and the closed forms)."""
-    block, w = np.asarray(block), block_weights(block, w, n)
-    if isinstance(manifold, KendallShape2D):
-        return np.einsum("n,ni,nj->ij", w, block, np.conj(block))
-    if isinstance(manifold, (SPDAffineInvariant, SPDLogEuclidean)):
-        return _weighted_sum(w, logm_spd(block))
-    return _weighted_sum(w, block)
+    """Partial sums for the starting point (the closed form on a flat chart)."""
+    return manifold.mean_start_stats(np.asarray(block), block_weights(block, w, n))
 
 
-def _initial_point(manifold, stats):
-    if isinstance(manifold, KendallShape2D):
-        _, vecs = np.linalg.eigh(stats)  # full Procrustes mean (Kent 1994)
-        return manifold.project(vecs[:, -1])
-    if isinstance(manifold, (SPDAffineInvariant, SPDLogEuclidean)):
-        return expm_sym(stats)  # log-Euclidean mean
-    if isinstance(manifold, (Sphere, Hyperbolic)):
-        return manifold.project(stats)  # extrinsic mean, projected
-    return stats
+def _start(manifold, records):
+    """The mean's starting point: extrinsic, Procrustes or log-Euclidean (``manifold.mean_start``);
+    the exact mean when the manifold has a flat chart (Euclidean, log-Euclidean)."""
+    return manifold.mean_start(sum(records.map(_blk_init_stats, manifold)))
+
+
+def _blk_sq_dist_sum(block, w, n, manifold, x):
+    return float(np.dot(block_weights(block, w, n), manifold.dist(x, np.asarray(block)) ** 2))
+
+
+def mean_squared_distance(manifold, X, x):
+    """``(1/n) Σ ρ²(x, x_i)``: the Fréchet variance when ``x`` is the mean (one map-reduce)."""
+    records = X if isinstance(X, Records) else Records(X, manifold)
+    return float(sum(records.map(_blk_sq_dist_sum, manifold, x)))
 
 
 def gradient_norm(manifold, x, X):
@@ -111,10 +110,10 @@ def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
     return best
 
 
-def frechet_mean(manifold, X, *, weights=None, init=None, step=None, tol=1e-10, max_iter=1000, check_assumption=True):
+def frechet_mean(X, manifold, *, weights=None, init=None, step=None, tol=1e-10, max_iter=1000, check_assumption=True):
     """Fréchet mean of the records ``X`` (shape ``(n, *point_shape)``) on ``manifold``.
 
-    Closed forms on ``Euclidean`` and ``SPDLogEuclidean``. Elsewhere Karcher flow
+    Closed form on a manifold with a flat chart (Euclidean, log-Euclidean). Elsewhere Karcher flow
     ``μ ← exp_μ(step · Σ w_i log_μ x_i)`` from an extrinsic/Procrustes start, until
     ``‖∇F(μ)‖ ≤ tol · max(spread, 1)`` where ``spread`` is the largest distance from the start
     to a record. Warns when ``max_iter`` is reached first. ``step=None`` takes 1 where the
@@ -128,17 +127,17 @@ def frechet_mean(manifold, X, *, weights=None, init=None, step=None, tol=1e-10, 
     that no ball of radius ``< r*`` is found to contain (``enclosing_radius``) raises
     ``CurvatureAssumptionError``.
     """
+    check_order(X, manifold, "frechet_mean")
     records = Records(X, manifold, weights)
     for ok, reason in records.map(_blk_check, manifold):
         if not ok:
             raise ValueError(f"X holds records that are not points of {manifold!r}: {reason}")
     if step is not None and not (0 < step <= 1):
         raise ValueError(f"step must be in (0, 1], got {step!r}")
-    stats = sum(records.map(_blk_init_stats, manifold))
-    if isinstance(manifold, (Euclidean, SPDLogEuclidean)):  # closed forms
-        return FrechetMeanResult(_initial_point(manifold, stats), 0, True, 0.0)
+    if manifold.flat_chart:  # closed form: the mean in the chart
+        return FrechetMeanResult(_start(manifold, records), 0, True, 0.0)
 
-    mu = _initial_point(manifold, stats) if init is None else manifold.validate_point(init, "init")
+    mu = _start(manifold, records) if init is None else manifold.validate_point(init, "init")
     spread = _farthest(records, manifold, mu)[0]
     if step is None:
         step = 1.0 / hessian_upper_bound(2.0 * spread, manifold.curvature_bounds[0])
@@ -210,8 +209,8 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
     distance below the cut locus (``r < r* ≤ π/(4√κmax)``).
     """
     records = X if isinstance(X, Records) else Records(X, manifold)
-    if isinstance(manifold, (Euclidean, SPDLogEuclidean)):
-        return _initial_point(manifold, sum(records.map(_blk_init_stats, manifold)))
+    if manifold.flat_chart:
+        return _start(manifold, records)
     kmin, kmax = manifold.curvature_bounds
     h = hessian_lower_bound(radius, kmax)
     H = hessian_upper_bound(4.0 * radius, kmin)

@@ -1,0 +1,195 @@
+"""Mechanisms as measurements: the one place where ε (and δ) become a noise scale.
+
+A measurement is built from public facts only — the manifold, a sensitivity bound, ε, δ, the
+restriction ball — by one constructor per mechanism, and is immutable. It knows its scale, the
+rule and theorem that give it, its privacy event for the accountant, and samples its law
+(``manifold_dp.privacy.mechanisms``). ``private_frechet_mean``, the audit, the experiments and
+the benchmarks all build mechanisms here; no other module computes a scale from ε.
+
+The rule for pure ε-DP laws ``∝ exp(−ρ(η, x)/σ)`` (2021 Thm 1, 2022 Thm 1) is written once, in
+``pure_scale``: the privacy loss of ``y`` is ``(ρ(η', y) − ρ(η, y))/σ ≤ Δ/σ`` plus the log ratio
+of the normalising constants. Where that constant does not depend on the footpoint (an
+unrestricted Laplace on a homogeneous space) the ratio is 1 and ``σ = Δ/ε``; where it does
+(restricted to a ball, or KNG, whose constant depends on the data) it can add another ``Δ/σ``
+and ``σ = 2Δ/ε``.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_delta, check_epsilon, check_positive
+from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
+from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian
+
+AMBIENT_MECHANISMS = ("ambient_laplace", "ambient_gaussian", "coordinate_laplace")
+CALIBRATIONS = ("analytic", "classical")
+
+
+def pure_scale(sensitivity, epsilon, footpoint_free):
+    """``σ`` of an ε-DP law ``∝ exp(−ρ(η, x)/σ)`` with sensitivity ``Δ`` of its footpoint:
+    ``Δ/ε`` when its normalising constant is the same for every footpoint (and every dataset),
+    else ``2Δ/ε`` (2021 Thm 1 and its homogeneous case; 2022 Thm 1)."""
+    return _finite((1.0 if footpoint_free else 2.0) * sensitivity / epsilon, epsilon)
+
+
+def gaussian_scale(sensitivity, epsilon, delta, calibration="analytic"):
+    """``σ`` of the Gaussian mechanism for ``(ε, δ)``: the analytic calibration (Balle & Wang
+    2018, every ε) or the classical one (Dwork & Roth 2014 Thm A.1, ε < 1)."""
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    return _finite((analytic_gaussian_sigma if calibration == "analytic" else classical_gaussian_sigma)(epsilon, delta, sensitivity), epsilon)
+
+
+def _finite(sigma, epsilon):
+    """Python floats overflow to inf silently: refuse a scale float64 cannot hold."""
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"epsilon={epsilon!r} gives a noise scale that is not a finite positive float64; use a larger epsilon")
+    return float(sigma)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A calibrated mechanism: its guarantee, its scale and the law it draws from.
+
+    ``mechanism`` is the name it was asked for (``"laplace"``, ``"kng"``, …) and round-trips;
+    ``title`` is for people. ``delta`` is 0 for a pure ε-DP measurement. ``statistic`` names what
+    ``sample`` perturbs: ``"frechet_mean"`` (a point), ``"gradient_field"`` (``(records, mean)``:
+    KNG perturbs the whole ∇F of the data) or ``"ambient_mean"`` (a vector of the embedding)."""
+
+    mechanism: str
+    title: str
+    theorem: str
+    epsilon: float
+    delta: float
+    sensitivity: float
+    scale: float
+    scale_rule: str
+    restriction: str
+    sampler: str
+    statistic: str
+    law: object = field(repr=False)
+    acceptance_public: bool = True  # whether the sampler's acceptance depends on public values only
+    restricted: bool = False  # whether the law lives on the public ball B_r(center)
+
+    @property
+    def event(self):
+        """The release as a ``dp_accounting`` event (``privacy.accounting``)."""
+        from .accounting import gaussian_dp_event, pure_dp_event
+
+        if self.delta > 0:
+            return gaussian_dp_event(self.scale / self.sensitivity)
+        return pure_dp_event(self.epsilon)
+
+    def sample(self, statistic, size=None, *, rng=None):
+        """Draws of the mechanism around ``statistic`` (see the class docstring), shape
+        ``size + point_shape``."""
+        return self.sample_with_stats(statistic, size, rng=rng)[0]
+
+    def sample_with_stats(self, statistic, size=None, *, rng=None):
+        """``(draws, acceptance)``; ``acceptance`` is ``None`` where it depends on the data."""
+        law = self.law
+        if self.statistic == "gradient_field":
+            records, mean = statistic
+            if isinstance(law, RiemannianLaplace):  # KNG on a flat space: the restricted Laplace at the mean
+                return law.sample(mean, size=size, rng=rng), None
+            return law.sample_with_stats(records, mean, size=size, rng=rng)[0], None
+        if isinstance(law, RiemannianLaplace):
+            draws, acceptance = law.sample_with_stats(statistic, size=size, rng=rng)
+            return draws, (acceptance if self.acceptance_public else None)
+        return law.sample(statistic, size=size, rng=rng), 1.0
+
+
+def laplace(manifold, sensitivity, epsilon, *, restrict_to=None):
+    """The Riemannian Laplace mechanism (Reimherr, Bharath, Soto 2021, Thm 1): ε-DP for a
+    footpoint of sensitivity ``Δ``. Unrestricted on a homogeneous space (``manifold.homogeneous``)
+    ``σ = Δ/ε``; restricted to ``restrict_to = (center, radius)`` (2021 Thm 3) ``σ = 2Δ/ε``.
+    An unrestricted law that is not integrable at that ``σ`` raises ``ValueError``; a restricted
+    one that cannot be sampled in reasonable time too (public parameters only)."""
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    restricted = restrict_to is not None
+    sigma = pure_scale(sensitivity, epsilon, footpoint_free=manifold.homogeneous and not restricted)
+    law = RiemannianLaplace(manifold, sigma, restrict_to=restrict_to)
+    if restricted:
+        law.check_restricted_feasible()
+    if restricted:
+        rule = "σ = 2Δ/ε (restricted to the ball: normalising constant depends on the footpoint)"
+    elif manifold.homogeneous:
+        rule = "σ = Δ/ε (unrestricted law on a homogeneous space: normalising constant independent of the footpoint)"
+    else:
+        rule = "σ = 2Δ/ε (normalising constant depends on the footpoint)"
+    sampler = ("eigenvalue construction, two-stage rejection" if manifold.laplace_sampler == "spd_log_eigen"
+               else "log-concave radial rejection + uniform direction")
+    if restricted:
+        sampler += "; a fixed public number of proposals per draw, the first inside the ball"
+    return Measurement("laplace", "Riemannian Laplace",
+                       "Reimherr et al. 2021, Thm 1 (" + ("Thm 3 restriction" if restricted else "homogeneous case") + ")",
+                       epsilon, 0.0, sensitivity, sigma, rule,
+                       f"B_r(center), r = {restrict_to[1]:g}" if restricted else "none", f"exact ({sampler})",
+                       "frechet_mean", law, acceptance_public=not restricted, restricted=restricted)
+
+
+def kng(manifold, sensitivity, epsilon, *, center, radius):
+    """The K-norm gradient mechanism (Soto, Bharath, Reimherr, Slavković 2022, Thm 1) on
+    ``B_r(center)``: density ``∝ exp(−‖∇F(x; D)‖/σ)``, ε-DP with ``σ = 2Δ_KNG/ε`` (its
+    normalising constant depends on the data). On a flat space ``‖∇F(x)‖ = ρ(x̄, x)``, so the
+    law is the Laplace restricted to the ball around the mean and is drawn as such."""
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    sigma = pure_scale(sensitivity, epsilon, footpoint_free=False)
+    flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
+    if flat:
+        law = RiemannianLaplace(manifold, sigma, restrict_to=(center, radius))
+        law.check_restricted_feasible()
+        sampler = "exact: the Laplace law restricted to the ball around the mean, a fixed public number of proposals per draw"
+    else:
+        law = KNormGradient(manifold, sigma, center, radius)
+        if not law.uses_radial_envelope:  # the Lemma 1 proposal: refuse one that almost never lands in the ball
+            RiemannianLaplace(manifold, sigma / law.h, restrict_to=(center, radius)).check_restricted_feasible()
+        sampler = ("exact rejection (2022 Lemma 1 envelope; a data-adaptive radial envelope on positively curved "
+                   "spaces); its running time depends on the data: do not publish it")
+    return Measurement("kng", "K-norm gradient (KNG)", "Soto et al. 2022, Thm 1", epsilon, 0.0, sensitivity, sigma,
+                       "σ = 2Δ/ε (normalising constant depends on the data)", f"B_r(center), r = {radius:g}", sampler,
+                       "gradient_field", law, acceptance_public=False, restricted=True)
+
+
+def tangent_gaussian(manifold, sensitivity, epsilon, delta, *, calibration="analytic"):
+    """The tangent Gaussian mechanism (Utpala, Vepakomma, Miolane 2023, Thm 4): Gaussian noise in
+    a flat chart (``manifold.flat_chart``: log-Euclidean SPD, Euclidean), ``(ε, δ)``-DP with the
+    Gaussian ``σ`` for the chart sensitivity ``Δ``."""
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    delta = check_delta(delta)
+    sigma = gaussian_scale(sensitivity, epsilon, delta, calibration)
+    source = "Balle & Wang 2018" if calibration == "analytic" else "Dwork & Roth 2014, Thm A.1"
+    return Measurement("tangent_gaussian", "tangent Gaussian", f"Utpala et al. 2023, Thm 4 ({calibration} calibration: {source})",
+                       epsilon, delta, sensitivity, sigma, f"{calibration} Gaussian σ for (ε, δ) and Δ", "none",
+                       "exact (Gaussian in the flat chart)", "frechet_mean", TangentGaussian(manifold, sigma))
+
+
+def ambient(manifold, mechanism, sensitivity, epsilon, delta=None, *, calibration="analytic", floor=1e-12):
+    """Euclidean noise on the mean of the embedded records (``manifold.to_ambient``), projected
+    back (post-processing) — the papers' baselines. ``Δ`` is the ℓ2 sensitivity of that mean.
+    ``"ambient_laplace"``: the ℓ2 K-norm mechanism ``∝ exp(−‖z‖/σ)``, ``σ = Δ/ε`` (Hardt & Talwar
+    2010); ``"coordinate_laplace"``: iid Laplace, ``b = √D·Δ/ε`` (ℓ1 ≤ √D ℓ2); ``"ambient_gaussian"``:
+    the Gaussian mechanism for ``(ε, δ)``."""
+    if mechanism not in AMBIENT_MECHANISMS:
+        raise ValueError(f"mechanism must be one of {AMBIENT_MECHANISMS}, got {mechanism!r}")
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    kind = {"ambient_laplace": "l2_laplace", "ambient_gaussian": "gaussian", "coordinate_laplace": "coordinate_laplace"}[mechanism]
+    if manifold.ambient_dim is None:
+        raise ValueError(f"mechanism={mechanism!r} needs an ambient embedding; {manifold!r} has none")
+    D = manifold.ambient_dim
+    if kind == "gaussian":
+        delta = check_delta(delta)
+        sigma = gaussian_scale(sensitivity, epsilon, delta, calibration)
+        rule, thm = f"{calibration} Gaussian σ", "Gaussian mechanism (Balle & Wang 2018)"
+    elif kind == "l2_laplace":
+        delta, sigma, rule = 0.0, pure_scale(sensitivity, epsilon, footpoint_free=True), "σ = Δ_E/ε"
+        thm = "ℓ2 K-norm mechanism (Hardt & Talwar 2010; 2021 App. A.4)"
+    else:
+        delta, sigma = 0.0, np.sqrt(D) * pure_scale(sensitivity, epsilon, footpoint_free=True)
+        rule, thm = "b = √D·Δ_E/ε (ℓ1 ≤ √D ℓ2)", "Laplace mechanism, coordinate-wise (Dwork et al. 2006)"
+    law = AmbientNoise(manifold, kind, float(sigma), project=True, floor=floor)
+    return Measurement(mechanism, f"ambient {kind} on the Euclidean mean, projected", thm, epsilon, delta, sensitivity,
+                       float(sigma), rule, "none (projection back onto the manifold is post-processing)", "exact",
+                       "ambient_mean", law)

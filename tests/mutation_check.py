@@ -1,0 +1,145 @@
+"""Named mutations of the privacy layer and the volume densities: each one weakens a guarantee, and
+the test suite must kill every one.
+
+    python tests/mutation_check.py            # all mutations, a table and the kill rate
+    python tests/mutation_check.py --list     # their names
+    python tests/mutation_check.py NAME ...   # some of them
+
+Each mutation is applied to a copy of the repository (the working tree is never touched), the
+privacy-relevant tests run there with ``-x`` (stop at the first failure), and the mutation counts
+as killed when they fail. Exit status 1 if any survives.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = "src/manifold_dp/"
+TESTS = ["tests/test_scales.py", "tests/test_structure.py", "tests/test_accounting.py", "tests/test_samplers.py",
+         "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
+         "tests/test_audit.py"]
+
+# name: (file, text, replacement, what the mutation breaks)
+MUTATIONS = {
+    "laplace-halve-sigma": ("privacy/measurements.py", "(1.0 if footpoint_free else 2.0) * sensitivity / epsilon",
+                            "0.5 * (1.0 if footpoint_free else 2.0) * sensitivity / epsilon", "every pure-ε scale halved"),
+    "drop-factor-2": ("privacy/measurements.py", "(1.0 if footpoint_free else 2.0) * sensitivity", "1.0 * sensitivity",
+                      "σ = Δ/ε where the normalising constant depends on the footpoint or the data"),
+    "restricted-as-homogeneous": ("privacy/measurements.py", "footpoint_free=manifold.homogeneous and not restricted",
+                                  "footpoint_free=manifold.homogeneous", "restricted Laplace at Δ/ε"),
+    "kng-as-homogeneous": ("privacy/measurements.py", "sigma = pure_scale(sensitivity, epsilon, footpoint_free=False)\n    flat",
+                           "sigma = pure_scale(sensitivity, epsilon, footpoint_free=True)\n    flat", "KNG at Δ/ε"),
+    "gaussian-halve-sigma": ("privacy/measurements.py", "classical_gaussian_sigma)(epsilon, delta, sensitivity), epsilon)",
+                             "classical_gaussian_sigma)(epsilon, delta, sensitivity) / 2, epsilon)", "tangent/ambient Gaussian σ halved"),
+    "coordinate-laplace-drop-sqrt-d": ("privacy/measurements.py", "np.sqrt(D) * pure_scale", "1.0 * pure_scale",
+                                       "coordinate Laplace without the ℓ1 ≤ √D ℓ2 factor"),
+    "ambient-l2-halve": ("privacy/measurements.py", 'delta, sigma, rule = 0.0, pure_scale(sensitivity, epsilon, footpoint_free=True), "σ = Δ_E/ε"',
+                         'delta, sigma, rule = 0.0, pure_scale(sensitivity, epsilon, footpoint_free=True) / 2, "σ = Δ_E/ε"',
+                         "ambient ℓ2 Laplace σ halved"),
+    "sensitivity-laplace-halve": ("privacy/sensitivity.py", "return 2.0 * radius * L / (n * h)", "return radius * L / (n * h)",
+                                  "Fréchet mean sensitivity 2rL/(nh) halved"),
+    "sensitivity-kng-halve": ("privacy/sensitivity.py", "return 2.0 * radius * L / n\n", "return radius * L / n\n",
+                              "KNG gradient sensitivity halved"),
+    "lipschitz-one": ("privacy/sensitivity.py", "return float(a / np.sin(a))", "return 1.0", "log taken 1-Lipschitz on a curved ball"),
+    "strong-convexity-one": ("stats/frechet.py", "    return float(a / np.tan(a))", "    return 1.0",
+                             "h = 1 on a positively curved ball"),
+    "ambient-chord-halve": ("manifolds/sphere.py", "return float(2.0 * self.radius * np.sin(radius / (2.0 * self.radius)))",
+                            "return float(self.radius * np.sin(radius / (2.0 * self.radius)))", "sphere's ambient radius halved"),
+    "ambient-spd-drop-lambda-max": ("manifolds/spd.py", "return float(np.linalg.eigvalsh(np.asarray(center, float))[-1]) * float(np.expm1(radius))",
+                                    "return float(np.expm1(radius))", "SPD ambient radius without λmax(center)"),
+    "optimisation-slack-dropped": ("privacy/release.py", "sens = float(base if kind == \"kng\" and not flat else base + 2.0 * accuracy)",
+                                   "sens = float(base)", "the computed mean's error left out of Δ"),
+    "variance-sensitivity-halve": ("privacy/release.py", "return 4.0 * radius**2 / n +", "return 2.0 * radius**2 / n +",
+                                   "Fréchet variance sensitivity halved"),
+    "kendall-volume-exponent": ("manifolds/kendall.py", "return (2 * self.k_landmarks - 5) * np.log(np.maximum(np.sin(rho), 0.0))",
+                                "return (2 * self.k_landmarks - 6) * np.log(np.maximum(np.sin(rho), 0.0))",
+                                "Kendall volume sin^(2m−2) instead of sin^(2m−1)"),
+    "kendall-volume-slope": ("manifolds/kendall.py", "return (2 * self.k_landmarks - 5) / np.tan(rho) - np.tan(rho)",
+                             "return (2 * self.k_landmarks - 6) / np.tan(rho) - np.tan(rho)", "Kendall volume slope off by one"),
+    "space-form-volume-exponent": ("manifolds/base.py", "return (lambda r: (d - 1) * np.log(np.maximum(R * np.sin(r / R), 0.0)))",
+                                   "return (lambda r: (d - 2) * np.log(np.maximum(R * np.sin(r / R), 0.0)))",
+                                   "sphere volume sin^(d−2)"),
+    "hyperbolic-integrability": ("manifolds/hyperbolic.py", "volume_growth_rate = property(lambda self: float(self.dim - 1))",
+                                 "volume_growth_rate = property(lambda self: float(self.dim - 1) / 2)",
+                                 "hyperbolic Laplace taken integrable up to σ < 2/(d−1)"),
+    "spd-ai-integrability": ("manifolds/spd.py", "return 0.5 * np.sqrt(k * (k * k - 1) / 3.0)", "return 0.25 * np.sqrt(k * (k * k - 1) / 3.0)",
+                             "affine-invariant Laplace taken integrable beyond 1/c_k"),
+    "kendall-phase-not-canonical": ("manifolds/kendall.py", "        return self.align(center, points)\n\n    def as_points",
+                                    "        return points\n\n    def as_points", "Kendall release keeps the data's rotation"),
+    "clip-skipped": ("privacy/release.py", "        X = manifold.clip_to_ball(X, center, radius)\n", "",
+                     "records outside the ball are not clipped"),
+    "charge-after-failure-only": ("privacy/release.py", "    charge(p[\"accountant\"], cal.measurement)\n    records = prepared",
+                                  "    records = prepared", "the mean's release is never charged"),
+    "output-grid-off": ("privacy/release.py", "    g = max(move * GRID_BELOW_SCALE, scale * GRID_ABOVE_ULP)",
+                        "    g = 1e-300", "no float-safe output grid by default"),
+    "pure-event-half-epsilon": ("privacy/accounting.py", "    tail = math.exp(-epsilon)  # 2e",
+                                "    epsilon = epsilon / 2\n    tail = math.exp(-epsilon)  # 2e", "a pure release charged ε/2"),
+    "gaussian-event-double-multiplier": ("privacy/accounting.py", "return dp_event.GaussianDpEvent(noise_multiplier=2.0 * noise_multiplier)",
+                                         "return dp_event.GaussianDpEvent(noise_multiplier=4.0 * noise_multiplier)",
+                                         "a Gaussian release charged as if twice as noisy"),
+    "basic-composition-halved": ("privacy/accounting.py", "        pure = math.fsum(self.pure)\n", "        pure = math.fsum(self.pure) / 2\n",
+                                 "pure releases composed at half their sum"),
+    "accountant-admits-everything": ("privacy/accounting.py", "return composition if composition.fits(self._epsilon * (1 + 1e-12)) else None",
+                                     "return composition", "the budget is never enforced"),
+    "measurement-event-epsilon-halved": ("privacy/measurements.py", "return pure_dp_event(self.epsilon)", "return pure_dp_event(self.epsilon / 2)",
+                                         "a release charges half its ε"),
+}
+
+
+def run(name, keep_going=False):
+    file, old, new, _ = MUTATIONS.get(name, ("__init__.py", "", "", ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "repo"
+        shutil.copytree(ROOT / "src", copy / "src")
+        shutil.copytree(ROOT / "tests", copy / "tests")
+        shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+        target = copy / PKG / file
+        text = target.read_text()
+        if name != "baseline":
+            if text.count(old) != 1:
+                return "stale", 0.0  # the mutation no longer matches the code: update it
+            target.write_text(text.replace(old, new))
+        env = {"PYTHONPATH": str(copy / "src"), "PATH": "/usr/bin:/bin", "HOME": tmp}
+        env = {**os.environ, **env}
+        start = time.time()
+        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"] + (["-x"] if not keep_going else []) + TESTS
+        res = subprocess.run(args, cwd=copy, env=env, capture_output=True, text=True)
+        return ("killed" if res.returncode != 0 else "SURVIVED"), time.time() - start
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="mutations to run (default: all)")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    if args.list:
+        for k, v in MUTATIONS.items():
+            print(f"{k:32s} {v[3]}")
+        return 0
+    names = args.names or list(MUTATIONS)
+    unknown = [n for n in names if n not in MUTATIONS]
+    if unknown:
+        ap.error(f"unknown mutations: {unknown}")
+    baseline, seconds = run("baseline")
+    if baseline != "SURVIVED":
+        print(f"the unmutated tests fail ({seconds:.0f} s): fix them first; a kill rate means nothing on a red suite")
+        return 2
+    print(f"baseline: the unmutated tests pass ({seconds:.0f} s)")
+    results = {}
+    for i, name in enumerate(names, 1):
+        outcome, seconds = run(name)
+        results[name] = outcome
+        print(f"[{i}/{len(names)}] {name:32s} {outcome:9s} {seconds:6.1f} s   {MUTATIONS[name][3]}", flush=True)
+    killed = sum(v == "killed" for v in results.values())
+    print(f"\nkilled {killed} of {len(results)} guarantee-weakening mutations ({100 * killed / len(results):.0f} %)")
+    return 0 if killed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
