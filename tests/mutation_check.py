@@ -25,7 +25,7 @@ TESTS = ["tests/test_scales.py", "tests/test_structure.py", "tests/test_accounti
          "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
          "tests/test_audit.py"]
 
-# name: (file, text, replacement, what the mutation breaks)
+# name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
     "laplace-halve-sigma": ("privacy/measurements.py", "(1.0 if footpoint_free else 2.0) * sensitivity / epsilon",
                             "0.5 * (1.0 if footpoint_free else 2.0) * sensitivity / epsilon", "every pure-ε scale halved"),
@@ -60,6 +60,8 @@ MUTATIONS = {
     "kendall-volume-exponent": ("manifolds/kendall.py", "return (2 * self.k_landmarks - 5) * np.log(np.maximum(np.sin(rho), 0.0))",
                                 "return (2 * self.k_landmarks - 6) * np.log(np.maximum(np.sin(rho), 0.0))",
                                 "Kendall volume sin^(2m−2) instead of sin^(2m−1)"),
+    "kendall-volume-exponent-consistent": ("manifolds/kendall.py", "2 * self.k_landmarks - 5", "2 * self.k_landmarks - 6",
+                                           "Kendall volume sin^(2m−2), log J and its slope changed together", 2),
     "kendall-volume-slope": ("manifolds/kendall.py", "return (2 * self.k_landmarks - 5) / np.tan(rho) - np.tan(rho)",
                              "return (2 * self.k_landmarks - 6) / np.tan(rho) - np.tan(rho)", "Kendall volume slope off by one"),
     "space-form-volume-exponent": ("manifolds/base.py", "return (lambda r: (d - 1) * np.log(np.maximum(R * np.sin(r / R), 0.0)))",
@@ -93,7 +95,8 @@ MUTATIONS = {
 
 
 def run(name, keep_going=False):
-    file, old, new, _ = MUTATIONS.get(name, ("__init__.py", "", "", ""))
+    file, old, new, _, *count = MUTATIONS.get(name, ("__init__.py", "", "", ""))
+    count = count[0] if count else 1  # how many places the mutation changes
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "repo"
         shutil.copytree(ROOT / "src", copy / "src")
@@ -102,7 +105,7 @@ def run(name, keep_going=False):
         target = copy / PKG / file
         text = target.read_text()
         if name != "baseline":
-            if text.count(old) != 1:
+            if text.count(old) != count:
                 return "stale", 0.0  # the mutation no longer matches the code: update it
             target.write_text(text.replace(old, new))
         env = {"PYTHONPATH": str(copy / "src"), "PATH": "/usr/bin:/bin", "HOME": tmp}

@@ -342,3 +342,41 @@ def test_restricted_sampler_work_does_not_depend_on_the_data(monkeypatch, m, mec
             private_frechet_mean(X, m, rng=seed, **kw)
             work.append(tuple(calls))
     assert len(set(work)) == 1 and work[0], work
+
+
+@pytest.mark.parametrize("m,r,n,eps", [(KendallShape2D(20), 0.3, 5, 3.0), (Sphere(100), 0.1, 1000, 0.3)])
+def test_kng_feasibility_is_decided_before_the_data_on_curved_spaces(m, r, n, eps):
+    """Found by a review of the measurement redesign: with the public feasibility check skipped on
+    spheres and Kendall, KNG released when the records sat at the centre and raised when they sat
+    on the boundary. Both datasets must have the same outcome, and nothing may be charged by a refusal."""
+    c = m.origin
+    edge = m.exp(c, r * m.random_unit_tangent(c, rng=1))
+    outcomes = []
+    for X in (np.stack([c] * n), np.stack([edge] * n)):
+        acc = PrivacyAccountant(100.0)
+        outcomes.append(outcome(lambda: private_frechet_mean(X, m, center=c, radius=r, epsilon=eps, mechanism="kng",
+                                                             accountant=acc, rng=0)))
+        if outcomes[-1] != "ok":
+            assert acc.spent()[0] == 0.0
+    assert outcomes[0] == outcomes[1]
+
+
+def test_refusals_found_in_review_come_before_the_charge():
+    """Complex records in the real landmark layout, and a radius whose certified mean needs too many
+    steps, are refused from public values before the accountant is charged; the variance checks
+    the hyperbolic reach like the mean."""
+    k = KendallShape2D(5)
+    X = k.to_landmarks(k.random_point(k.origin, 0.2, size=6, rng=0)).astype(complex)
+    acc = PrivacyAccountant(10.0)
+    with pytest.raises(ValueError, match="shape"):
+        private_frechet_mean(X, k, center=k.origin, radius=0.3, epsilon=1.0, accountant=acc)
+    s = Sphere(2)
+    with pytest.raises(ValueError, match="gradient steps"):
+        private_frechet_mean(s.random_point(s.origin, 0.5, size=5, rng=0), s, center=s.origin,
+                             radius=np.pi / 4 - 1e-9, epsilon=1.0, accountant=acc)
+    assert acc.spent()[0] == 0.0
+    from manifold_dp import private_frechet_variance
+    H = Hyperbolic(2)
+    far = H.exp(H.origin, 20.0 * H.random_unit_tangent(H.origin, rng=0))
+    with pytest.raises(ValueError, match="distance 8 of the origin"):
+        private_frechet_variance(H.random_point(far, 0.5, size=5, rng=1), H, center=far, radius=1.0, epsilon=1.0)

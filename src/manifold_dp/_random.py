@@ -4,6 +4,8 @@ import secrets
 
 import numpy as np
 
+RngLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator  # what ``rng=`` accepts
+
 
 def as_generator(rng=None):
     """Return a ``numpy.random.Generator``.

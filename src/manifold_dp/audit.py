@@ -37,6 +37,9 @@ from .privacy import release as _release
 from .stats import riemannian_gradient
 from .stats.frechet import certified_frechet_mean
 
+__all__ = ["Scenario", "AuditResult", "clopper_pearson", "epsilon_lower_bound", "float_bit_features",
+           "public_center", "neighbouring_pair", "under_noised", "audit", "power_check"]
+
 CONFIDENCE = 0.99
 CHUNK = 50_000  # releases drawn per call: memory stays O(CHUNK · dim)
 BIT_COORDINATES = 3  # float-bit features of the first few output coordinates
@@ -236,7 +239,7 @@ def _statistics(m, y, mean, mean2, kng_records):
     return stats
 
 
-def audit(name, samples=100_000, epsilon=1.0, noise_factor=1.0, rng=None, progress=None):
+def audit(name, samples=100_000, epsilon=1.0, noise_factor=1.0, *, rng=None, progress=None):
     """Audit scenario ``name`` of ``SCENARIOS`` with ``samples`` releases from each dataset,
     drawn through the public pipeline (``round_to`` left at its default). ``noise_factor < 1``
     under-noises the calibrated mechanism (``under_noised``); ``"power"`` uses the scenario's
@@ -269,7 +272,7 @@ def audit(name, samples=100_000, epsilon=1.0, noise_factor=1.0, rng=None, progre
     while done < samples:
         size = min(CHUNK, samples - done)
         for plan, part in zip(plans, parts):
-            part.append(_statistics(m, np.asarray(plan.draw(size, rng)), mean, mean2, kng))
+            part.append(_statistics(m, np.asarray(plan.draw(size, rng=rng)), mean, mean2, kng))
         done += size
         if progress is not None:
             progress(done, samples)
@@ -282,7 +285,7 @@ def audit(name, samples=100_000, epsilon=1.0, noise_factor=1.0, rng=None, progre
     return AuditResult(name, epsilon, delta, lb, samples, float(noise_factor), slack, stat, lb_bits)
 
 
-def power_check(name, samples=100_000, epsilon=1.0, rng=None, progress=None):
+def power_check(name, samples=100_000, epsilon=1.0, *, rng=None, progress=None):
     """The scenario's audit, under-noised so that the audited pair loses ``ε/power_factor``: a
     powerful audit reports ``ε_LB > ε``."""
     return audit(name, samples, epsilon, noise_factor="power", rng=rng, progress=progress)

@@ -7,6 +7,8 @@ from ._random import as_generator
 from .manifolds import KendallShape2D, SPDAffineInvariant, Sphere
 from .manifolds.matrix import eig_apply
 
+__all__ = ["wishart_spd", "sphere_cap", "eigen_spd", "noisy_shapes"]
+
 
 def wishart_spd(n, k=2, *, scale=None, df=2, max_radius=1.5, rng=None):
     """Wishart ``W(scale, df)`` draws kept only when ``ρ_AI(X, I) < max_radius`` (2021 App. A.2.1).

@@ -6,6 +6,8 @@ the client, so the same algorithm runs on both. Dask is imported only when a Das
 
 import numpy as np
 
+__all__ = ["is_dask", "Records", "block_weights"]
+
 CHUNK = 1 << 17  # records per in-memory block: bounds the temporary memory of one pass
 
 

@@ -29,6 +29,8 @@ import numpy as np
 
 from .._random import as_generator
 
+__all__ = ["sn_over", "space_form_log_volume", "check_order", "Manifold"]
+
 POINT_ATOL = 1e-6  # how far (relative) a record may sit off the manifold and still be projected
 
 
@@ -218,7 +220,7 @@ class Manifold:
         clipped = self.exp(center, v * self._expand(scale))
         return np.where(self._expand(inside), x, clipped)
 
-    def random_point(self, center, radius, size=None, rng=None):
+    def random_point(self, center, radius, size=None, *, rng=None):
         """Points ``exp_c(ρ u)``, ``u`` uniform unit tangent, ``ρ = radius·U^(1/dim)``.
 
         For tests and simulations; uniform in the tangent ball, not in Riemannian volume.

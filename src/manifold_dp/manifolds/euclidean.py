@@ -7,6 +7,8 @@ import numpy as np
 from .._random import as_generator
 from .base import Manifold
 
+__all__ = ["Euclidean"]
+
 
 @dataclass(frozen=True)
 class Euclidean(Manifold):
@@ -50,7 +52,7 @@ class Euclidean(Manifold):
     def project(self, x):
         return np.asarray(x, dtype=float)
 
-    def random_unit_tangent(self, x, size=None, rng=None):
+    def random_unit_tangent(self, x, size=None, *, rng=None):
         g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim,))
         return g / np.linalg.norm(g, axis=-1, keepdims=True)
 

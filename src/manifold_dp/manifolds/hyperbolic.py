@@ -8,6 +8,8 @@ from .._random import as_generator
 from .base import Manifold, sn_over
 from .euclidean import _check_dim
 
+__all__ = ["minkowski", "Hyperbolic"]
+
 
 def minkowski(u, v):
     """``⟨u, v⟩_L = −u0 v0 + Σ ui vi`` over the last axis."""
@@ -104,7 +106,7 @@ class Hyperbolic(Manifold):
         dot = np.sum(xs * ys, axis=-1, keepdims=True)
         return np.concatenate([x0 * y0 + dot, xs * y0 + ys + xs * dot / (1.0 + x0)], axis=-1)
 
-    def random_unit_tangent(self, x, size=None, rng=None):
+    def random_unit_tangent(self, x, size=None, *, rng=None):
         x = np.asarray(x, float)
         g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim,))
         g /= np.linalg.norm(g, axis=-1, keepdims=True)

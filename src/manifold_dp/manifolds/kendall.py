@@ -14,6 +14,8 @@ from .._random import as_generator
 from .base import Manifold, sn_over
 from .euclidean import _check_dim
 
+__all__ = ["hermitian", "KendallShape2D"]
+
 
 def hermitian(x, y):
     """``⟨x, y⟩ = Σ conj(x_j) y_j`` over the last axis."""
@@ -117,7 +119,7 @@ class KendallShape2D(Manifold):
     def project(self, x):
         return self.preshape(np.asarray(x, complex))
 
-    def random_unit_tangent(self, x, size=None, rng=None):
+    def random_unit_tangent(self, x, size=None, *, rng=None):
         x = np.asarray(x, complex)
         rng = as_generator(rng)
         shape = self._out_shape(x, size) + (self.k_landmarks,)

@@ -5,6 +5,9 @@ Every function takes arrays of shape ``(..., k, k)`` and broadcasts over the lea
 
 import numpy as np
 
+__all__ = ["sym", "eig_apply", "funm_sym", "expm_sym", "logm_spd", "sqrtm_spd", "vecd", "invvecd", "vech",
+           "invvech"]
+
 
 def sym(a):
     """Symmetric part ``(a + aᵀ)/2`` of ``(..., k, k)`` matrices."""

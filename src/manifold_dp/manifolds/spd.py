@@ -15,6 +15,8 @@ from .matrix import expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
 from .base import Manifold
 from .euclidean import _check_dim
 
+__all__ = ["SPDAffineInvariant", "SPDLogEuclidean"]
+
 
 def _positive_definite(a):
     """Mask of numerically positive-definite symmetric matrices: smallest eigenvalue above
@@ -149,7 +151,7 @@ class SPDAffineInvariant(_SPD):
         b = np.linalg.solve(p, v)
         return np.einsum("...ij,...ji->...", a, b)
 
-    def random_unit_tangent(self, p, size=None, rng=None):
+    def random_unit_tangent(self, p, size=None, *, rng=None):
         s, _ = sqrtm_spd(np.asarray(p, float))
         w = self._random_sym_unit(self._out_shape(p, size), rng)
         return sym(s @ w @ s)
@@ -176,7 +178,7 @@ class SPDLogEuclidean(_SPD):
     def dist(self, p, q):
         return np.linalg.norm(self.log(p, q), axis=(-2, -1))
 
-    def random_unit_tangent(self, p, size=None, rng=None):
+    def random_unit_tangent(self, p, size=None, *, rng=None):
         return self._random_sym_unit(self._out_shape(p, size), rng)
 
     def log_volume_ratio(self, rho):

@@ -8,6 +8,8 @@ from .._random import as_generator
 from .base import Manifold, sn_over
 from .euclidean import _check_dim
 
+__all__ = ["Sphere"]
+
 
 @dataclass(frozen=True)
 class Sphere(Manifold):
@@ -100,7 +102,7 @@ class Sphere(Manifold):
         x = np.asarray(x, float)
         return self.radius * x / np.linalg.norm(x, axis=-1, keepdims=True)
 
-    def random_unit_tangent(self, x, size=None, rng=None):
+    def random_unit_tangent(self, x, size=None, *, rng=None):
         x = np.asarray(x, float)
         g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim + 1,))
         g = g - np.sum(g * x, axis=-1, keepdims=True) * x / self.radius**2
@@ -128,7 +130,7 @@ class Sphere(Manifold):
         """The chord ``2R sin(r/2R)``: ``B_r(center)`` lies in the Euclidean ball of that radius."""
         return float(2.0 * self.radius * np.sin(radius / (2.0 * self.radius)))
 
-    def uniform(self, size=None, rng=None):
+    def uniform(self, size=None, *, rng=None):
         """Points uniform on the whole sphere (for tests)."""
         g = as_generator(rng).standard_normal(((size,) if np.isscalar(size) else tuple(size or ())) + (self.dim + 1,))
         return self.project(g)

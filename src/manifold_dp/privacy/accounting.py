@@ -59,6 +59,9 @@ from scipy.optimize import brentq
 from .._validation import _is_real, check_delta, check_epsilon, check_positive
 from .calibration import gaussian_delta
 
+__all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "gaussian_epsilon",
+           "PrivacyAccountant", "check_accountant"]
+
 PLD_DISCRETIZATION = 1e-4  # value_discretization_interval of the PLD accountant (its default)
 MAX_PURE_EPSILON = 700.0  # 2/(1+e^ε) stays a normal float64 up to here
 

@@ -6,6 +6,8 @@ from scipy.special import log_ndtr
 
 from .._validation import check_delta, check_epsilon, check_positive
 
+__all__ = ["gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigma"]
+
 
 def gaussian_delta(sigma, sensitivity, epsilon):
     """Exact ``δ(ε)`` of the Gaussian mechanism (Balle & Wang 2018, Thm 8):

@@ -9,6 +9,8 @@ JSON schema is ``CERTIFICATE_SCHEMA`` (a JSON Schema document) and is described 
 import json
 from dataclasses import asdict, dataclass, fields
 
+__all__ = ["Certificate"]
+
 SCHEMA_ID = "manifold_dp.certificate/1"
 
 

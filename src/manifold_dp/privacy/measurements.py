@@ -14,14 +14,21 @@ unrestricted Laplace on a homogeneous space) the ratio is 1 and ``σ = Δ/ε``; 
 and ``σ = 2Δ/ε``.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from numpy.typing import ArrayLike
+
+from ..manifolds.base import Manifold
 from .._validation import check_delta, check_epsilon, check_positive
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
 from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian
+
+__all__ = ["pure_scale", "gaussian_scale", "Measurement", "laplace", "kng", "tangent_gaussian", "ambient"]
 
 AMBIENT_MECHANISMS = ("ambient_laplace", "ambient_gaussian", "coordinate_laplace")
 CALIBRATIONS = ("analytic", "classical")
@@ -101,7 +108,7 @@ class Measurement:
         return law.sample(statistic, size=size, rng=rng), 1.0
 
 
-def laplace(manifold, sensitivity, epsilon, *, restrict_to=None):
+def laplace(manifold: Manifold, sensitivity: float, epsilon: float, *, restrict_to: tuple | None = None) -> Measurement:
     """The Riemannian Laplace mechanism (Reimherr, Bharath, Soto 2021, Thm 1): ε-DP for a
     footpoint of sensitivity ``Δ``. Unrestricted on a homogeneous space (``manifold.homogeneous``)
     ``σ = Δ/ε``; restricted to ``restrict_to = (center, radius)`` (2021 Thm 3) ``σ = 2Δ/ε``.
@@ -130,7 +137,7 @@ def laplace(manifold, sensitivity, epsilon, *, restrict_to=None):
                        "frechet_mean", law, acceptance_public=not restricted, restricted=restricted)
 
 
-def kng(manifold, sensitivity, epsilon, *, center, radius):
+def kng(manifold: Manifold, sensitivity: float, epsilon: float, *, center: ArrayLike, radius: float) -> Measurement:
     """The K-norm gradient mechanism (Soto, Bharath, Reimherr, Slavković 2022, Thm 1) on
     ``B_r(center)``: density ``∝ exp(−‖∇F(x; D)‖/σ)``, ε-DP with ``σ = 2Δ_KNG/ε`` (its
     normalising constant depends on the data). On a flat space ``‖∇F(x)‖ = ρ(x̄, x)``, so the
@@ -144,8 +151,10 @@ def kng(manifold, sensitivity, epsilon, *, center, radius):
         sampler = "exact: the Laplace law restricted to the ball around the mean, a fixed public number of proposals per draw"
     else:
         law = KNormGradient(manifold, sigma, center, radius)
-        if not law.uses_radial_envelope:  # the Lemma 1 proposal: refuse one that almost never lands in the ball
-            RiemannianLaplace(manifold, sigma / law.h, restrict_to=(center, radius)).check_restricted_feasible()
+        # refuse, from public values, a law whose Lemma 1 proposal almost never lands in the ball: the
+        # sampler's success would then depend on where the data sit (an adversarial review found
+        # success at the centre and failure at the boundary when this check was skipped)
+        RiemannianLaplace(manifold, sigma / law.h, restrict_to=(center, radius)).check_restricted_feasible()
         sampler = ("exact rejection (2022 Lemma 1 envelope; a data-adaptive radial envelope on positively curved "
                    "spaces); its running time depends on the data: do not publish it")
     return Measurement("kng", "K-norm gradient (KNG)", "Soto et al. 2022, Thm 1", epsilon, 0.0, sensitivity, sigma,
@@ -153,7 +162,8 @@ def kng(manifold, sensitivity, epsilon, *, center, radius):
                        "gradient_field", law, acceptance_public=False, restricted=True)
 
 
-def tangent_gaussian(manifold, sensitivity, epsilon, delta, *, calibration="analytic"):
+def tangent_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, delta: float, *,
+                     calibration: str = "analytic") -> Measurement:
     """The tangent Gaussian mechanism (Utpala, Vepakomma, Miolane 2023, Thm 4): Gaussian noise in
     a flat chart (``manifold.flat_chart``: log-Euclidean SPD, Euclidean), ``(ε, δ)``-DP with the
     Gaussian ``σ`` for the chart sensitivity ``Δ``."""
@@ -166,7 +176,8 @@ def tangent_gaussian(manifold, sensitivity, epsilon, delta, *, calibration="anal
                        "exact (Gaussian in the flat chart)", "frechet_mean", TangentGaussian(manifold, sigma))
 
 
-def ambient(manifold, mechanism, sensitivity, epsilon, delta=None, *, calibration="analytic", floor=1e-12):
+def ambient(manifold: Manifold, mechanism: str, sensitivity: float, epsilon: float, delta: float | None = None, *,
+            calibration: str = "analytic", floor: float = 1e-12) -> Measurement:
     """Euclidean noise on the mean of the embedded records (``manifold.to_ambient``), projected
     back (post-processing) — the papers' baselines. ``Δ`` is the ℓ2 sensitivity of that mean.
     ``"ambient_laplace"``: the ℓ2 K-norm mechanism ``∝ exp(−‖z‖/σ)``, ``σ = Δ/ε`` (Hardt & Talwar

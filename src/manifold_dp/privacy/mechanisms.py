@@ -18,6 +18,8 @@ from .samplers import metropolis_hastings, sample_laplace_radius, sample_radius_
 from .spd_sampler import sample_spd_log_eigen
 from .sensitivity import hessian_lower_bound
 
+__all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise"]
+
 
 RESTRICTED_FAILURE_LOG = 45 * np.log(2.0)  # a restricted draw fails with probability ≤ 2^-45 (see below)
 RESTRICTED_CHUNK = 1 << 16  # proposals per vectorised batch
@@ -91,11 +93,11 @@ class RiemannianLaplace:
     def integrable(self):
         return self.sigma < self.sigma_limit
 
-    def sample(self, footpoint, size=None, rng=None):
+    def sample(self, footpoint, size=None, *, rng=None):
         """Exact draws, shape ``size + point_shape``; or one draw per footpoint of a batch."""
         return self.sample_with_stats(footpoint, size=size, rng=rng)[0]
 
-    def sample_with_stats(self, footpoint, size=None, rng=None):
+    def sample_with_stats(self, footpoint, size=None, *, rng=None):
         """``(draws, acceptance)``: the fraction of proposals that were accepted overall.
 
         Unrestricted, the acceptance depends only on ``σ`` and the manifold; restricted, it
@@ -225,10 +227,10 @@ class KNormGradient:
         m = self.manifold
         return -m.norm(x, riemannian_gradient(m, x, X)) / self.sigma
 
-    def sample(self, X, mean, size=None, rng=None):
+    def sample(self, X, mean, size=None, *, rng=None):
         return self.sample_with_stats(X, mean, size=size, rng=rng)[0]
 
-    def sample_with_stats(self, X, mean, size=None, rng=None):
+    def sample_with_stats(self, X, mean, size=None, *, rng=None):
         """``(draws, acceptance)``. The acceptance depends on the data: it is not private.
 
         Public caps: at most 10⁴ rounds and ``10⁵ + 10⁴·n`` proposals for ``n`` draws. Records
@@ -312,7 +314,7 @@ class KNormGradient:
         G = np.concatenate([[0.0], np.cumsum(h_right * np.diff(grid))])
         return grid, G
 
-    def sample_mcmc(self, X, start, n_steps, step_size, size=None, rng=None):
+    def sample_mcmc(self, X, start, n_steps, step_size, size=None, *, rng=None):
         """Metropolis–Hastings draws of the same law: a cross-check, **approximate**, and at
         best approximately DP (SPEC §7). ``start`` must not depend on the data in a real release."""
         m = self.manifold
@@ -343,7 +345,7 @@ class TangentGaussian:
             raise ValueError(f"the tangent Gaussian mechanism needs a manifold with a flat chart (log-Euclidean SPD, "
                              f"Euclidean), got {self.manifold!r}")
 
-    def sample(self, footpoint, size=None, rng=None):
+    def sample(self, footpoint, size=None, *, rng=None):
         m = self.manifold
         z = m.to_chart(m.validate_point(footpoint, "footpoint"))
         noise = as_generator(rng).normal(0.0, self.sigma, size=_size_tuple(size) + (m.dim,))
@@ -402,7 +404,7 @@ class AmbientNoise:
         g /= np.linalg.norm(g, axis=-1, keepdims=True)
         return g * self.sigma * rng.gamma(D, 1.0, size=shape[:-1] + (1,))
 
-    def sample(self, ambient_point, size=None, rng=None):
+    def sample(self, ambient_point, size=None, *, rng=None):
         """Draws around an ambient point (shape ``(D,)``), returned in the manifold's layout."""
         z = np.asarray(ambient_point, float)
         return self.from_ambient(z + self.noise(size, rng))

@@ -19,6 +19,8 @@ warns and (up to the samplers' noise, docs/security.md) how long it runs depend 
 parameters only. The non-private statistic never leaves this module.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import warnings
@@ -32,11 +34,22 @@ from .._validation import check_delta, check_epsilon, check_positive, check_radi
 from ..manifolds import Euclidean
 from ..manifolds.base import check_order
 from ..records import is_dask
-from ..stats.frechet import certified_frechet_mean, certified_iterations, hessian_upper_bound, mean_squared_distance
+from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, certified_frechet_mean, certified_iterations, hessian_upper_bound,
+                              mean_squared_distance)
 from . import measurements
-from .accounting import check_accountant
+from numpy.typing import ArrayLike
+
+from .._random import RngLike
+from ..manifolds.base import Manifold
+from .accounting import PrivacyAccountant, check_accountant
 from .certificate import Certificate
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound
+
+__all__ = ["ReleaseWarning", "PrivateRelease", "validate_center", "record_count", "check_public",
+           "Calibration", "mean_accuracy", "calibrate", "check_reach", "charge", "prepare_records",
+           "prepared", "ambient_mean", "output_grid", "canonical", "finish", "check_round_to", "Plan",
+           "plan_release", "private_frechet_mean", "frechet_variance_sensitivity",
+           "private_frechet_variance"]
 
 MECHANISMS = ("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
 OPTIMISATION_SLACK = 1e-6  # the mean is certified within max(OPTIMISATION_SLACK·Δ, FLOAT_FLOOR·r) of the exact one
@@ -123,7 +136,8 @@ def record_count(manifold, X):
     if kind == "c" and not np.issubdtype(np.dtype(manifold.dtype), np.complexfloating):
         raise TypeError(f"X must be real-valued for {manifold!r}, got complex records")
     point = tuple(manifold.point_shape)
-    if len(shape) < 1 or tuple(shape[1:]) not in (point,) + tuple(manifold.user_point_shapes):
+    layouts = (point,) + (tuple(manifold.user_point_shapes) if kind != "c" else ())  # user layouts are real
+    if len(shape) < 1 or tuple(shape[1:]) not in layouts:
         raise ValueError(f"X must have shape (n, {', '.join(map(str, point))}), got {tuple(shape)}")
     if shape[0] == 0:
         raise ValueError("X must hold at least one record (n >= 1)")
@@ -228,7 +242,12 @@ def _optimisation_note(manifold, radius, accuracy):
     if manifold.flat_chart:
         return "closed-form mean; float error included in the sensitivity"
     kmin, kmax = manifold.curvature_bounds
-    steps = certified_iterations(hessian_lower_bound(radius, kmax), hessian_upper_bound(4 * radius, kmin), radius, accuracy)
+    h, H = hessian_lower_bound(radius, kmax), hessian_upper_bound(4 * radius, kmin)
+    steps = certified_iterations(h, H, radius, accuracy)
+    if steps > MAX_CERTIFIED_ITERATIONS:  # refused here, from public values, before the accountant is charged
+        raise ValueError(
+            f"certifying the Fréchet mean to {accuracy:.3g} at radius={radius!r} on {manifold!r} needs {steps} "
+            f"gradient steps (h = {h:.3g}, H = {H:.3g}); use a smaller radius")
     return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {steps} projected gradient steps "
             "(strong convexity and smoothness on the ball); twice that is included in the sensitivity")
 
@@ -246,15 +265,21 @@ def check_reach(manifold, center, radius, sigma, restricted):
     ``manifold.max_reach`` from the origin (hyperbolic), or a noise scale whose draw would
     overflow ``exp`` (eigenvalues ``e^λ`` on SPD, ``cosh ρ`` on hyperbolic space) with
     probability above 1e-12."""
+    check_ball(manifold, center, radius)
+    if not _fits_float64(manifold, center, radius, sigma, restricted):
+        raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
+                         "increase epsilon or n, or shrink radius")
+
+
+def check_ball(manifold, center, radius):
+    """Refuse a public ball beyond ``manifold.max_reach`` from the origin (hyperbolic): farther out
+    float64 coordinates lose the precision the sensitivity bounds need."""
     offset = manifold.exp_coordinate_offset(center)
     if np.isfinite(manifold.max_reach) and offset + radius > manifold.max_reach:
         raise ValueError(
             f"on {manifold!r} the ball must lie within distance {manifold.max_reach:g} of the origin "
             f"(ρ(origin, center) + radius = {offset + radius:.4g}): farther out the coordinates lose the precision "
             "the sensitivity bound needs; move the data and centre towards the origin by an isometry first")
-    if not _fits_float64(manifold, center, radius, sigma, restricted):
-        raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
-                         "increase epsilon or n, or shrink radius")
 
 
 def _fits_float64(manifold, center, radius, sigma, restricted):
@@ -388,10 +413,10 @@ class Plan:
     _statistic: object = field(repr=False)
     _post: object = field(repr=False, default=None)
 
-    def draw(self, size=None, rng=None):
-        return self.draw_with_stats(size, rng)[0]
+    def draw(self, size=None, *, rng=None):
+        return self.draw_with_stats(size, rng=rng)[0]
 
-    def draw_with_stats(self, size=None, rng=None):
+    def draw_with_stats(self, size=None, *, rng=None):
         """``(releases, acceptance)``; the acceptance is ``None`` where it depends on the data."""
         raw, acceptance = self.calibration.measurement.sample_with_stats(self._statistic, size, rng=as_generator(rng))
         if self._post is not None:
@@ -412,8 +437,9 @@ class Plan:
             library_version=__version__)
 
 
-def plan_release(X, manifold, *, center, radius, epsilon, delta=None, mechanism="laplace", bound="tight",
-                 calibration="analytic", restrict=False, round_to="auto", accountant=None):
+def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
+                 delta: float | None = None, mechanism: str = "laplace", bound: str = "tight", calibration: str = "analytic",
+                 restrict: bool = False, round_to: float | str | None = "auto", accountant: PrivacyAccountant | None = None) -> Plan:
     """Stages 1–4 of ``private_frechet_mean`` without the draw (audits and experiments draw many
     releases from one calibrated plan). Charges ``accountant`` once."""
     p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
@@ -437,8 +463,10 @@ def plan_release(X, manifold, *, center, radius, epsilon, delta=None, mechanism=
     return Plan(manifold, center, grid, cal, public, value)
 
 
-def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, mechanism="laplace",
-                         bound="tight", calibration="analytic", restrict=False, round_to="auto", accountant=None, rng=None):
+def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
+                         delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
+                         calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
+                         accountant: PrivacyAccountant | None = None, rng: RngLike = None) -> PrivateRelease:
     """Release an ε-DP (or (ε, δ)-DP) Fréchet mean of the records ``X`` on ``manifold``.
 
     ``center`` and ``radius`` are public: the records are clipped into ``B_radius(center)``,
@@ -463,7 +491,7 @@ def private_frechet_mean(X, manifold, *, center, radius, epsilon, delta=None, me
     rng = as_generator(rng)
     plan = plan_release(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
                         bound=bound, calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant)
-    point, acceptance = plan.draw_with_stats(None, rng)
+    point, acceptance = plan.draw_with_stats(None, rng=rng)
     return PrivateRelease(point, plan.certificate(acceptance))
 
 
@@ -479,7 +507,9 @@ def frechet_variance_sensitivity(n, radius, accuracy=0.0):
     return 4.0 * radius**2 / n + 2.0 * accuracy * (4.0 * radius + accuracy)
 
 
-def private_frechet_variance(X, manifold, *, center, radius, epsilon, round_to="auto", accountant=None, rng=None):
+def private_frechet_variance(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
+                             round_to: float | str | None = "auto", accountant: PrivacyAccountant | None = None,
+                             rng: RngLike = None) -> PrivateRelease:
     """Release an ε-DP Fréchet variance ``V = min_x (1/n) Σ ρ²(x, x_i)`` of the records in
     ``B_radius(center)`` (clipped there, as for the mean): the certified mean, ``V`` at it, plus
     Laplace noise of scale ``Δ_V/ε`` on the real line (``Δ_V = frechet_variance_sensitivity``),
@@ -489,8 +519,9 @@ def private_frechet_variance(X, manifold, *, center, radius, epsilon, round_to="
     p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=None, mechanism="laplace",
                      bound="tight", calibration="analytic", restrict=False, accountant=accountant)
     center, radius, n = p["center"], p["radius"], p["n"]
+    check_ball(manifold, center, radius)
     accuracy = mean_accuracy(manifold, center, radius, 2.0 * radius / n)
-    sens = frechet_variance_sensitivity(n, radius, accuracy) + 4.0 * radius * manifold.float_error(center, radius)
+    sens = frechet_variance_sensitivity(n, radius, accuracy) + 8.0 * radius * manifold.float_error(center, radius)
     line = Euclidean(1)
     meas = measurements.laplace(line, sens, p["epsilon"])
     cal = Calibration(meas, accuracy, "4r²/n (+ optimisation slack; docs/statistics.md)", _optimisation_note(manifold, radius, accuracy))
@@ -502,5 +533,5 @@ def private_frechet_variance(X, manifold, *, center, radius, epsilon, round_to="
         variance = mean_squared_distance(manifold, records, mean)
     plan = Plan(line, np.zeros(1), grid, cal, dict(statistic="frechet_variance", manifold=manifold, n=n, radius=radius),
                 np.array([variance]), _post=lambda y: np.clip(y, 0.0, radius**2))
-    value, acceptance = plan.draw_with_stats(None, rng)
+    value, acceptance = plan.draw_with_stats(None, rng=rng)
     return PrivateRelease(float(value[0]), plan.certificate(acceptance))

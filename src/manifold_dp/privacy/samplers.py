@@ -15,6 +15,9 @@ from scipy.special import logsumexp
 
 from .._random import as_generator
 
+__all__ = ["log_concave_envelope", "sample_log_concave", "laplace_radius_log_density",
+           "sample_laplace_radius", "sample_radius_concave_volume", "metropolis_hastings"]
+
 MAX_ROUNDS = 10_000  # public cap on rejection rounds: a broken envelope raises instead of hanging
 _STEPS = np.ldexp(1.0, np.arange(-1074, 1024))  # 2^j over the whole float64 range
 _SECTION_ROUNDS, _SECTION_POINTS = 12, 33  # 32^12 = 2^60: any bracket shrinks to float spacing
@@ -282,7 +285,7 @@ def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng, rounds=60,
 
 # --- Metropolis–Hastings (cross-check only) -----------------------------------------------
 
-def metropolis_hastings(manifold, log_density, start, n_steps, step_size, rng=None, inside=None):
+def metropolis_hastings(manifold, log_density, start, n_steps, step_size, *, rng=None, inside=None):
     """Random-walk MH on ``manifold`` with proposals ``exp_x(step_size·ξ)``, ``ξ`` standard
     Gaussian in ``T_x M`` (symmetric on these homogeneous spaces). Proposals outside
     ``inside`` (a predicate) are rejected. **Approximate**: the output is not an exact draw,

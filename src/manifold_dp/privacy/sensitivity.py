@@ -10,6 +10,8 @@ import numpy as np
 from .._validation import check_n, check_radius
 from ..stats.frechet import hessian_lower_bound
 
+__all__ = ["log_lipschitz", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity"]
+
 BOUNDS = ("tight", "paper")
 
 

@@ -12,6 +12,8 @@ from .._random import as_generator
 from ..manifolds.matrix import eig_apply, invvecd
 from .samplers import _batches, _log_piece_mass, _PiecewiseExponential
 
+__all__ = ["sample_spd_log_eigen", "spd_sampler_acceptance"]
+
 def _log_sinhc(a):
     """``φ(a) = log(sinh a / a)``, stable for small and large ``a``."""
     a = np.abs(np.asarray(a, float))

@@ -4,13 +4,21 @@ The privacy guarantees of ``manifold_dp.privacy`` hold for the exact minimiser, 
 tolerance is tight (‖∇F‖ ≤ 1e-10 × the data's spread), not geomstats' loose default (SPEC §2).
 """
 
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..manifolds.base import check_order
+from numpy.typing import ArrayLike
+
+from ..manifolds.base import Manifold, check_order
 from ..records import Records, block_weights
+
+__all__ = ["FrechetMeanResult", "CurvatureAssumptionError", "riemannian_gradient", "mean_squared_distance",
+           "gradient_norm", "enclosing_radius", "frechet_mean", "hessian_upper_bound",
+           "certified_iterations", "certified_frechet_mean", "hessian_lower_bound"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +118,8 @@ def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
     return best
 
 
-def frechet_mean(X, manifold, *, weights=None, init=None, step=None, tol=1e-10, max_iter=1000, check_assumption=True):
+def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None = None, init: ArrayLike | None = None,
+                 step: float | None = None, tol: float = 1e-10, max_iter: int = 1000, check_assumption: bool = True) -> FrechetMeanResult:
     """Fréchet mean of the records ``X`` (shape ``(n, *point_shape)``) on ``manifold``.
 
     Closed form on a manifold with a flat chart (Euclidean, log-Euclidean). Elsewhere Karcher flow
