@@ -17,10 +17,6 @@ def minkowski(u, v):
     return np.sum(u[..., 1:] * v[..., 1:], axis=-1) - u[..., 0] * v[..., 0]
 
 
-def _sinh_ratio(t):
-    return sn_over(t, -1.0)
-
-
 @dataclass(frozen=True)
 class Hyperbolic(Manifold):
     """``{x ∈ R^(d+1): ⟨x,x⟩_L = −1, x0 > 0}``; metric ``⟨u,v⟩_L`` on tangent spaces.
@@ -72,14 +68,14 @@ class Hyperbolic(Manifold):
     def exp(self, x, v):
         x, v = np.asarray(x, float), np.asarray(v, float)
         t = np.sqrt(np.maximum(minkowski(v, v), 0.0))[..., None]
-        return self.project(np.cosh(t) * x + _sinh_ratio(t) * v)
+        return self.project(np.cosh(t) * x + sn_over(t, -1.0) * v)
 
     def log(self, x, y):
         x, y = np.asarray(x, float), np.asarray(y, float)
         theta = self.dist(x, y)[..., None]
         w = y + minkowski(x, y)[..., None] * x
         # ‖w‖_L = sinh θ, so log = θ/sinh θ · w
-        return w / _sinh_ratio(theta)
+        return w / sn_over(theta, -1.0)
 
     def _checks(self, x, atol):
         q = minkowski(x, x)
@@ -127,4 +123,4 @@ class Hyperbolic(Manifold):
 
     def log_volume_ratio(self, rho):
         """``log(J(ρ)/ρ^(d−1)) = (d−1) log(sinh ρ/ρ)`` (≥ 0: no Gamma envelope without a shift)."""
-        return (self.dim - 1) * np.log(_sinh_ratio(np.asarray(rho, float)))
+        return (self.dim - 1) * np.log(sn_over(np.asarray(rho, float), -1.0))

@@ -120,7 +120,6 @@ def laplace(manifold: Manifold, sensitivity: float, epsilon: float, *, restrict_
     law = RiemannianLaplace(manifold, sigma, restrict_to=restrict_to)
     if restricted:
         law.check_restricted_feasible()
-    if restricted:
         rule = "σ = 2Δ/ε (restricted to the ball: normalising constant depends on the footpoint)"
     elif manifold.homogeneous:
         rule = "σ = Δ/ε (unrestricted law on a homogeneous space: normalising constant independent of the footpoint)"

@@ -22,6 +22,7 @@ parameters only. The non-private statistic never leaves this module.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_
 
 __all__ = ["ReleaseWarning", "PrivateRelease", "validate_center", "record_count", "check_public",
            "Calibration", "mean_accuracy", "calibrate", "check_reach", "charge", "prepare_records",
-           "prepared", "ambient_mean", "output_grid", "canonical", "finish", "check_round_to", "Plan",
+           "prepared", "ambient_mean", "output_grid", "finish", "check_round_to", "Plan",
            "plan_release", "private_frechet_mean", "frechet_variance_sensitivity",
            "private_frechet_variance"]
 
@@ -87,8 +88,6 @@ class PrivateRelease:
 
     def to_json(self, value=None, **kwargs):
         """``to_dict`` as JSON (the CLI's output; the certificate part follows ``CERTIFICATE_SCHEMA``)."""
-        import json
-
         return json.dumps(self.to_dict(value), **kwargs)
 
     def summary(self):
@@ -354,16 +353,10 @@ def output_grid(manifold, sigma, center, radius):
     return float(2.0 ** math.ceil(math.log2(g)))
 
 
-def canonical(manifold, points, center):
-    """The released representative of an equivalence class, fixed by public information
-    (``manifold.canonical``; Kendall: rotated so that ``⟨center, y⟩`` is real and ≥ 0)."""
-    return manifold.canonical(center, points)
-
-
 def finish(manifold, points, center, grid, sigma):
     """Post-processing of raw draws (batch or single): canonical representative, snap to ``grid``
     (``None``: no snapping), back onto the manifold, and refuse a non-representable point."""
-    points = canonical(manifold, np.asarray(points), center)
+    points = manifold.canonical(center, np.asarray(points))  # Kendall: rotated against the public centre
     if grid is not None:
         if np.iscomplexobj(points):
             points = np.round(points.real / grid) * grid + 1j * (np.round(points.imag / grid) * grid)
