@@ -1,5 +1,5 @@
 """The Laplace radius law in every dimension, at every scale, truncated or not: KS tests against
-quadrature of the density (SPEC §1 volume table), α = 1e-6, fixed seeds. The old sampler
+quadrature of the density (docs/theory.md §1 volume table), α = 1e-6, fixed seeds. The old sampler
 rounded far-tail truncated radii to 0 (publishing the mean itself) and its Gamma-proposal
 acceptance collapsed with the dimension; these tests fail on it."""
 
@@ -19,7 +19,7 @@ def _log_sinh(r):
     return r - np.log(2.0) + np.log(-np.expm1(-2.0 * r))
 
 
-# (manifold, σ, log J(ρ)) from the SPEC §1 table, written here independently of the sampler
+# (manifold, σ, log J(ρ)) from the docs/theory.md §1 table, written here independently of the sampler
 def _law(kind, d):
     if kind == "euclidean":
         return Euclidean(d), 0.5, lambda r: (d - 1) * np.log(r)
@@ -57,7 +57,7 @@ def _check(m, sigma, log_j, rho_max, seed):
 
 
 KINDS = ["euclidean", "sphere", "kendall", "hyperbolic"]
-DIMS = [2, 50, 500]
+DIMS = [2, 50, 500, 768]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -31,7 +31,7 @@ def _log_sinh(r):
     return r - np.log(2.0) + np.log(-np.expm1(-2.0 * r))
 
 
-# (manifold, σ, log J(ρ), quadrature range): the polar volume densities of SPEC §1 written out
+# (manifold, σ, log J(ρ), quadrature range): the polar volume densities of docs/theory.md §1 written out
 # here, not read from the manifolds
 RADIAL_CASES = {
     "euclidean": (Euclidean(3), 0.5, lambda r: 2 * np.log(r), 60.0),
@@ -267,8 +267,12 @@ def _naive_kng_envelope(kng, X, mu, e, cells=400):
     m = kng.manifold
     reach = min(kng.radius + float(m.dist(kng.center, mu)), 2 * kng.radius, m.radial_range[1])
     grid = np.linspace(0.0, reach, cells + 1)
-    u = np.minimum(grid[:, None] + (m.dist(mu, X) + e)[None, :], 2 * kng.radius) * np.sqrt(m.curvature_bounds[1])
+    a = m.dist(mu, X) + e
+    u = np.minimum(grid[:, None] + a[None, :], 2 * kng.radius) * np.sqrt(m.curvature_bounds[1])
     f = np.where(u > 1e-8, u / np.tan(np.where(u > 1e-8, u, 1.0)), 1.0)
+    if isinstance(m, Sphere):  # constant curvature: the law-of-sines bound 1 − sin²(a)·(1 − u cot u)/sin²u
+        k = np.where(u < 0.01, 1 / 3 + 0.14 * u * u, (1 - u / np.tan(np.maximum(u, 1e-300))) / np.sin(np.maximum(u, 1e-300)) ** 2)
+        f = np.maximum(f, 1 - np.sin(a)[None, :] ** 2 * k)
     return grid, np.concatenate([[0.0], np.cumsum(f.mean(axis=1)[1:] * np.diff(grid))])
 
 

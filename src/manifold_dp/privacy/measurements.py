@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from ..manifolds.base import Manifold
 from .._validation import check_delta, check_epsilon, check_positive
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
-from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian
+from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian, ball_sampler_applies
 
 __all__ = ["pure_scale", "gaussian_scale", "Measurement", "laplace", "kng", "tangent_gaussian", "ambient"]
 
@@ -150,12 +150,17 @@ def kng(manifold: Manifold, sensitivity: float, epsilon: float, *, center: Array
         sampler = "exact: the Laplace law restricted to the ball around the mean, a fixed public number of proposals per draw"
     else:
         law = KNormGradient(manifold, sigma, center, radius)
-        # refuse, from public values, a law whose Lemma 1 proposal almost never lands in the ball: the
-        # sampler's success would then depend on where the data sit (an adversarial review found
-        # success at the centre and failure at the boundary when this check was skipped)
-        RiemannianLaplace(manifold, sigma / law.h, restrict_to=(center, radius)).check_restricted_feasible()
-        sampler = ("exact rejection (2022 Lemma 1 envelope; a data-adaptive radial envelope on positively curved "
-                   "spaces); its running time depends on the data: do not publish it")
+        if ball_sampler_applies(manifold):
+            sampler = ("exact rejection from a proposal drawn inside the ball (radius from its cap-weighted marginal, "
+                       "direction from the cap; 2022 Lemma 1 envelope, data-adaptive radial envelope on the sphere); "
+                       "its running time depends on the data: do not publish it")
+        else:
+            # refuse, from public values, a law whose Lemma 1 proposal almost never lands in the ball: the
+            # sampler's success would then depend on where the data sit (an adversarial review found
+            # success at the centre and failure at the boundary when this check was skipped)
+            RiemannianLaplace(manifold, sigma / law.h, restrict_to=(center, radius)).check_restricted_feasible()
+            sampler = ("exact rejection (2022 Lemma 1 envelope; a data-adaptive radial envelope on positively curved "
+                       "spaces); its running time depends on the data: do not publish it")
     return Measurement("kng", "K-norm gradient (KNG)", "Soto et al. 2022, Thm 1", epsilon, 0.0, sensitivity, sigma,
                        "σ = 2Δ/ε (normalising constant depends on the data)", f"B_r(center), r = {radius:g}", sampler,
                        "gradient_field", law, acceptance_public=False, restricted=True)

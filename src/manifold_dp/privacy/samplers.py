@@ -1,9 +1,9 @@
-"""Exact samplers for the radial parts of the Riemannian Laplace law (SPEC §4), and a
+"""Exact samplers for the radial parts of the Riemannian Laplace law (docs/theory.md §4), and a
 Metropolis–Hastings sampler kept only as a cross-check.
 
 Write a Laplace draw as ``exp_η(ρ u)``: ``u`` is uniform on the unit sphere of ``T_η M`` and
 ``ρ`` has density ``∝ e^(−ρ/σ) J(ρ)``. Every such radial law here is log-concave in ``ρ``
-(SPEC §9), so one rejection sampler with acceptance ≥ 0.46 serves all of them, in every
+(docs/theory.md §4), so one rejection sampler with acceptance ≥ 0.46 serves all of them, in every
 dimension and at every scale. The samplers depend only on the parameters they are given
 (``σ``, the manifold, the truncation), and every rejection loop stops after ``MAX_ROUNDS``.
 """
@@ -11,12 +11,13 @@ dimension and at every scale. The samplers depend only on the parameters they ar
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import betainc, betaln, logsumexp
 
 from .._random import as_generator
 
 __all__ = ["log_concave_envelope", "sample_log_concave", "laplace_radius_log_density",
-           "sample_laplace_radius", "sample_radius_concave_volume", "metropolis_hastings"]
+           "sample_laplace_radius", "sample_radius_concave_volume", "cap_fraction_argument", "log_cap_fraction",
+           "sample_cap_offset", "metropolis_hastings"]
 
 MAX_ROUNDS = 10_000  # public cap on rejection rounds: a broken envelope raises instead of hanging
 _STEPS = np.ldexp(1.0, np.arange(-1074, 1024))  # 2^j over the whole float64 range
@@ -242,9 +243,10 @@ def _log_piece_mass(left, right, alpha, beta):
     return np.where(np.abs(x) < 1e-12, flat, np.where(x > 0, rising, falling))
 
 
-def _concave_volume_envelope(manifold, t, G_t, sigma):
+def _concave_volume_envelope(manifold, t, G_t, sigma, log_cap=None):
     """Per cell ``[t_j, t_(j+1)]``: the tangent of ``log J`` at the midpoint plus ``−G/σ``
-    (linear there), and the cell's worst log gap to ``log J`` (at an end: the gap is convex)."""
+    (linear there), plus ``log_cap`` at the cell's left end (``log_cap`` is non-increasing), and
+    the cell's worst log gap to the target (the tangent's gap is convex: worst at an end)."""
     a, b = t[:-1], t[1:]
     c = 0.5 * (a + b)
     slope_j = manifold.log_volume_slope(c)
@@ -253,21 +255,27 @@ def _concave_volume_envelope(manifold, t, G_t, sigma):
     with np.errstate(invalid="ignore"):
         gap = np.maximum(manifold.log_volume(c) + slope_j * (a - c) - manifold.log_volume(a),
                          manifold.log_volume(c) + slope_j * (b - c) - manifold.log_volume(b))
+        if log_cap is not None:
+            cap_t = log_cap(t)
+            alpha = alpha + cap_t[:-1]
+            gap = gap + (cap_t[:-1] - cap_t[1:])
     return _PiecewiseExponential(a, b, alpha, beta), np.nan_to_num(gap, nan=np.inf)
 
 
-def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng, rounds=60, max_cells=20_000):
-    """``ρ`` with density ``∝ J(ρ) exp(−G(ρ)/σ)`` on ``[0, grid[-1]]`` where ``G`` is linear
-    between the ``grid`` points and ``log J`` is concave (sphere, Kendall): on each cell the
-    tangent of ``log J`` at the midpoint plus the exact linear ``−G/σ`` is an envelope.
+def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng, rounds=60, max_cells=20_000, log_cap=None):
+    """``ρ`` with density ``∝ J(ρ) exp(−G(ρ)/σ) C(ρ)`` on ``[0, grid[-1]]`` where ``G`` is linear
+    between the ``grid`` points, ``log J`` is concave (sphere, Kendall, hyperbolic, flat) and
+    ``C = exp(log_cap)`` is non-increasing (default 1): on each cell the tangent of ``log J`` at the
+    midpoint, plus the exact linear ``−G/σ``, plus ``log C`` at the cell's left end, is an envelope.
 
-    Cells whose tangent is off by more than 1 somewhere and whose envelope mass is not
-    negligible are halved (``G`` stays linear on halves), at most ``rounds`` times: at small
-    ``σ`` the whole law may sit inside one grid cell near 0, where one tangent is far off.
-    Returns ``(rho, acceptance)``."""
+    Cells whose envelope is off by more than 1 somewhere and whose envelope mass is not
+    negligible (``e^-40`` of the largest) are halved (``G`` stays linear on halves), at most
+    ``rounds`` times: at small ``σ`` the whole law may sit inside one grid cell near 0, where one
+    tangent is far off, and ``C`` may fall steeply. Returns ``(rho, acceptance)``."""
     t = np.asarray(grid, float)
+    rng = as_generator(rng)
     for _ in range(rounds):
-        env, gap = _concave_volume_envelope(manifold, t, np.interp(t, grid, G), sigma)
+        env, gap = _concave_volume_envelope(manifold, t, np.interp(t, grid, G), sigma, log_cap)
         split = (gap > 1.0) & (env.log_mass > np.max(env.log_mass) - 40.0)
         if not split.any() or t.size + split.sum() > max_cells:
             break
@@ -275,12 +283,102 @@ def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng, rounds=60,
 
     def draw(m):
         r = env.sample(m, rng)
-        la = manifold.log_volume(r) - np.interp(r, grid, G) / sigma - env.log_envelope(r)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            target = manifold.log_volume(r) - np.interp(r, grid, G) / sigma + (0.0 if log_cap is None else log_cap(r))
+        la = target - env.log_envelope(r)
         if np.any(la > 1e-9 * (1.0 + np.abs(env.log_envelope(r)))):
             raise RuntimeError("radial envelope violated")
         return r, np.log(rng.uniform(size=m)) < la
 
-    return _batches(size, draw, 0.9, f"KNG radius sampler on {manifold!r} (sigma={sigma!r})")
+    return _batches(size, draw, 0.9, f"radius sampler on {manifold!r} (sigma={sigma!r})")
+
+
+# --- directions into a ball: the spherical cap of admissible directions ----------------------
+#
+# On a space of constant curvature κ, from a footpoint μ at distance a from the centre c of a
+# ball B_r(c), the point exp_μ(ρu) (u a unit tangent) lies in the ball iff ⟨u, v⟩ ≥ t(ρ), v the
+# unit direction from μ to c: the law of cosines of the space form. The admissible directions
+# are a spherical cap; y = (1 − ⟨u, v⟩)/2 of a uniform u is Beta(α, α), α = (d − 1)/2, so the cap
+# holds the fraction C = I_x(α, α) of the directions, x = (1 − t)/2. C(ρ) is non-increasing in ρ
+# (t is increasing when a ≤ r < π/(2√κ)): a law ∝ J(ρ) e^(−G(ρ)/σ) restricted to the ball has
+# the radial marginal ∝ J(ρ) e^(−G(ρ)/σ) C(ρ) and, given ρ, a direction uniform on its cap.
+
+def cap_fraction_argument(kappa, a, r, rho):
+    """``x = (1 − t(ρ))/2`` for the cap above (``x ≥ 1``: every direction; ``x ≤ 0``: none),
+    in the cancellation-free form ``sn((r+a−ρ)/2)·sn((r−a+ρ)/2) / (sn(a)·sn(ρ))``."""
+    rho = np.asarray(rho, float)
+    sn = lambda s: s * sn_over_abs(s, kappa)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = sn(0.5 * (r + a - rho)) * sn(0.5 * (r - a + rho)) / (sn(a) * sn(rho))
+    return np.where(rho <= 0, np.where(a < r, np.inf, 0.5), x)
+
+
+def sn_over_abs(s, kappa):
+    """``sn_κ(s)/s`` for any sign of ``s`` (an even function)."""
+    from ..manifolds.base import sn_over
+
+    return sn_over(np.abs(s), kappa)
+
+
+def log_cap_fraction(x, d):
+    """``log I_x(α, α)``, ``α = (d−1)/2``: the log fraction of the unit sphere ``S^(d−1)`` in a cap
+    of argument ``x`` (``x ≥ 1``: 0; ``x ≤ 0``: −∞). ``betainc`` where it does not underflow;
+    deeper in the tail the series ``I_x(α, α) = x^α (1−x)^α / (α B(α, α)) · Σ_j (2α)_j/(α+1)_j x^j``
+    (DLMF 8.17.8 with ₂F₁(2α, 1; α+1; x) summed term by term: its terms are positive and their ratio
+    ``(2α+j)x/(α+1+j)`` stays below 2x < 0.85 wherever ``betainc`` underflows, so 400 terms are
+    plenty); and ``log1p(−I_(1−x))`` above ½."""
+    alpha = 0.5 * (d - 1)
+    x = np.asarray(x, float)
+    low = np.clip(x, 1e-300, 0.5)
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        direct = betainc(alpha, alpha, low)
+        terms = np.ones_like(low)
+        total = np.ones_like(low)
+        for j in range(400):
+            terms = terms * (2 * alpha + j) * low / (alpha + 1 + j)
+            total = total + terms
+        series = alpha * (np.log(low) + np.log1p(-low)) - np.log(alpha) - betaln(alpha, alpha) + np.log(total)
+        tail = np.where(direct > 1e-280, np.log(direct), series)
+        bulk = np.log1p(-betainc(alpha, alpha, np.clip(1.0 - x, 0.0, 0.5)))
+    out = np.where(x <= 0.5, tail, bulk)
+    return np.where(x >= 1.0, 0.0, np.where(x <= 0.0, -np.inf, out))
+
+
+def sample_cap_offset(x, d, rng, max_rounds=MAX_ROUNDS):
+    """``y = (1 − ⟨u, v⟩)/2`` for ``u`` uniform on the cap of argument ``x`` (one per entry of
+    ``x``): ``Beta(α, α)`` conditioned on ``y ≤ x``, exactly. ``d = 2``: the angle is uniform,
+    ``y = sin²(U·arcsin √x)``; ``d = 3``: ``y`` uniform on ``[0, x]`` (Archimedes); ``d ≥ 4``: the
+    log density ``(α−1) log(y(1−y))`` is concave — rejection from ``Beta(α, α)`` where the cap holds
+    at least a tenth of the directions, else from the exponential tangent at ``y = x`` (the law
+    piles up against ``x``; acceptance ≥ e^(−1/(2(α−1))) roughly)."""
+    x = np.minimum(np.asarray(x, float), 1.0)
+    alpha = 0.5 * (d - 1)
+    if d == 2:
+        return np.sin(rng.uniform(size=x.shape) * np.arcsin(np.sqrt(x))) ** 2
+    if d == 3:
+        return rng.uniform(size=x.shape) * x
+    flat = x.ravel()
+    out = np.full(flat.size, np.nan)
+    bulk = log_cap_fraction(flat, d) >= np.log(0.1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = (alpha - 1.0) * (1.0 / flat - 1.0 / (1.0 - flat))  # d/dy of the log density at y = x (> 0 in the tail)
+    todo = np.arange(flat.size)
+    for _ in range(max_rounds):
+        if todo.size == 0:
+            return out.reshape(x.shape)
+        xs, bs, ss = flat[todo], bulk[todo], slope[todo]
+        u = rng.uniform(size=todo.size)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            # tail: y = x − E, E exponential of rate s truncated to [0, x]
+            tail_y = xs + np.log1p(u * np.expm1(-ss * xs)) / ss
+            tail_y = np.clip(tail_y, 0.0, xs)
+            tail_log_ratio = (alpha - 1.0) * (np.log(tail_y / xs) + np.log1p(-tail_y) - np.log1p(-xs)) - ss * (tail_y - xs)
+        bulk_y = rng.beta(alpha, alpha, size=todo.size)
+        y = np.where(bs, bulk_y, tail_y)
+        ok = np.where(bs, bulk_y <= xs, np.log(rng.uniform(size=todo.size)) < tail_log_ratio)
+        out[todo[ok]] = y[ok]
+        todo = todo[~ok]
+    raise RuntimeError(f"cap direction sampler (d={d}) made no progress in {max_rounds} rounds: its envelope is broken")
 
 
 # --- Metropolis–Hastings (cross-check only) -----------------------------------------------
@@ -289,7 +387,7 @@ def metropolis_hastings(manifold, log_density, start, n_steps, step_size, *, rng
     """Random-walk MH on ``manifold`` with proposals ``exp_x(step_size·ξ)``, ``ξ`` standard
     Gaussian in ``T_x M`` (symmetric on these homogeneous spaces). Proposals outside
     ``inside`` (a predicate) are rejected. **Approximate**: the output is not an exact draw,
-    and a mechanism sampled this way is at best approximately DP (SPEC §7).
+    and a mechanism sampled this way is at best approximately DP (docs/theory.md §7).
     Returns ``(last_state, acceptance_rate)``. ``start`` may be a batch of chains.
     """
     rng = as_generator(rng)
