@@ -1,193 +1,54 @@
-"""The ``manifold-dp`` command: ``release`` a private Fréchet mean from a file, ``audit`` the
-mechanisms, ``reproduce`` the papers' experiments. Errors print one line on stderr and exit with
-status 2; messages never quote the data."""
+"""The ``manifold-dp`` command: ``release`` a private Fréchet mean from a file, list which
+``mechanisms`` run on which manifold, ``audit`` the mechanisms, ``reproduce`` the papers'
+experiments. Every error prints one line on stderr and exits with status 2 (130 when interrupted);
+messages never quote the data."""
 
 import argparse
 import contextlib
 import importlib.util
-import json
 import os
 import sys
-import tempfile
+import textwrap
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
+from ._cli_files import (SIZE_OPTIONS, CliError, build_manifold, check_output_path, load_records, parse_center,
+                         size_option, write_atomically)
 from .manifolds import REGISTRY
+from .privacy.measurements import AMBIENT_MECHANISMS
 from .privacy.release import MECHANISMS, private_frechet_mean
 
+__all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
+
 MANIFOLD_NAMES = tuple(REGISTRY)
-DATA_FORMATS = (".npy", ".csv", ".json")
 EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch")  # import names of the [experiments] extra
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
+DELTA_MECHANISMS = ("tangent_gaussian", "ambient_gaussian")  # (ε, δ)-DP: they need --delta
+RADIUS_UNITS = {
+    "euclidean": "Euclidean norm",
+    "sphere": "geodesic distance: radians on the unit sphere (times --sphere-radius)",
+    "hyperbolic": "hyperbolic distance on the hyperboloid",
+    "spd-ai": "affine-invariant distance ‖Logm(C^-½ X C^-½)‖_F",
+    "spd-le": "log-Euclidean distance ‖Logm X − Logm C‖_F",
+    "kendall2d": "Procrustes distance (radians)",
+}
 # Errors the library raises on bad parameters or numerical failure; their messages quote
-# parameters only, never data (SPEC / STYLE §6), so they are printed as they are.
+# parameters only, never data (docs/security.md, STYLE §6), so they are printed as they are.
+# Any other exception is reported by its type name alone: its message could quote data.
 LIBRARY_ERRORS = (ValueError, TypeError, RuntimeError, OverflowError, MemoryError, OSError)
-
-
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
-
-
-def load_records(path):
-    """Records from ``.npy``, ``.csv`` (one record per row, matrices flattened) or ``.json``
-    (a list of records, or ``{"records": [...]}``). Returns a float array ``(n, ...)``."""
-    path = Path(path)
-    if not path.is_file():
-        raise CliError(f"data file not found: {path}")
-    suffix = path.suffix.lower()
-    if suffix not in DATA_FORMATS:
-        hint = " (for .npz, save the array with numpy.save)" if suffix == ".npz" else ""
-        raise CliError(f"unsupported data format {suffix or '(no extension)'!r}: use .npy, .csv or .json{hint}")
-    try:
-        data = _read_array(path, suffix)
-    except Exception as err:  # the parser's own message may quote file contents: do not repeat it
-        raise CliError(_unreadable(path, suffix, err)) from None
-    if not isinstance(data, np.ndarray) or data.dtype.kind not in "fiu" or data.ndim < 2 or data.shape[0] == 0:
-        raise CliError(f"{path.name} must hold a non-empty numeric array with one record per row")
-    return data.astype(float)
-
-
-def _read_array(path, suffix):
-    if suffix == ".npy":
-        return np.load(path, allow_pickle=False)  # an .npz archive renamed .npy comes back as NpzFile
-    if suffix == ".csv":
-        return np.loadtxt(path, delimiter=",", ndmin=2, dtype=float)
-    obj = json.loads(path.read_text(encoding="utf-8"))
-    return np.asarray(obj["records"] if isinstance(obj, dict) else obj, dtype=float)
-
-
-def _unreadable(path, suffix, err):
-    """Why ``path`` could not be read, from positions and types only, never from its contents."""
-    message = f"could not read {path.name} as a {suffix[1:]} array of numbers"
-    if isinstance(err, OverflowError):
-        return f"{message}: a number is too large for float64"
-    if isinstance(err, json.JSONDecodeError):
-        return f"{message}: invalid JSON at line {err.lineno}, column {err.colno}"
-    if suffix == ".csv":
-        where = _csv_problem(path)
-        return f"{message}{f': {where}' if where else ''} (remove any header row; one record per row, comma-separated)"
-    return message
-
-
-def _csv_problem(path):
-    """The first line of a CSV file that is not a row of numbers, by position (numpy's own message
-    quotes the offending text, and its row numbers skip blank and comment lines)."""
-    width = None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for lineno, line in enumerate(f, 1):
-                cells = line.split("#", 1)[0].strip()
-                if not cells:
-                    continue
-                cells = cells.split(",")
-                for column, cell in enumerate(cells, 1):
-                    try:
-                        float(cell)
-                    except ValueError:
-                        return f"line {lineno}, column {column} is not a number"
-                if width is not None and len(cells) != width:
-                    return f"line {lineno} has {len(cells)} values where earlier lines have {width}"
-                width = len(cells)
-    except OSError:
-        return None
-    return None
-
-
-def _layout(manifold):
-    """The array layout of one record in files: the first of the manifold's user layouts (Kendall:
-    real landmarks ``(k, 2)``), else its point shape."""
-    return tuple((tuple(manifold.user_point_shapes) or (tuple(manifold.point_shape),))[0])
-
-
-def build_manifold(name, data, sphere_radius=1.0):
-    """The manifold named ``name`` (``manifolds.REGISTRY``) with its size read off the data's
-    record width."""
-    if name not in REGISTRY:
-        raise CliError(f"unknown manifold {name!r}")
-    n, width = data.shape[0], int(np.prod(data.shape[1:]))
-    options = {"radius": sphere_radius} if name == "sphere" else {}
-    try:
-        manifold = REGISTRY[name].from_width(width, **options)
-    except ValueError as err:
-        raise CliError(str(err)) from None
-    return manifold, data.reshape((n,) + _layout(manifold))
-
-
-def parse_center(text, manifold):
-    """``origin`` (north pole, identity, e0, regular polygon, zero) or a file / comma list of numbers."""
-    if text == "origin":
-        return manifold.origin
-    values = _center_values(text)
-    layout = _layout(manifold)
-    size = int(np.prod(layout))
-    if values.size != size:
-        raise CliError(f"--center must have {size} numbers for {manifold!r}, got {values.size}")
-    return manifold.as_points(values.reshape(layout))
-
-
-def _center_values(text):
-    """The numbers of ``--center`` as a flat float array (the centre is public, but its file may
-    not be: the parser's messages are not repeated)."""
-    if text.lower().endswith(".npy"):
-        if not Path(text).is_file():
-            raise CliError(f"--center file not found: {text}")
-        try:
-            values = np.load(text, allow_pickle=False)
-        except Exception:
-            values = None
-    else:
-        try:
-            values = np.array([float(v) for v in text.split(",")])
-        except ValueError:
-            values = None
-    if not isinstance(values, np.ndarray) or values.dtype.kind not in "fiu":
-        raise CliError("--center must be 'origin', a comma-separated list of numbers or a .npy file of numbers")
-    return values.astype(float).ravel()
-
-
-def check_output_path(text):
-    """The ``--output`` path, checked before anything is computed: its directory must exist and
-    be writable, and it must not itself be a directory."""
-    path = Path(text)
-    parent = path.parent
-    if path.is_dir():
-        raise CliError(f"--output {text} is a directory; give a file name")
-    if not parent.is_dir():
-        raise CliError(f"--output directory does not exist: {parent}")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise CliError(f"--output is not writable: {text}")
-    return path
-
-
-def write_atomically(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same directory, so that an
-    error leaves no partial output (and an existing file untouched)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141  # 130, 141: as a shell reports SIGINT, SIGPIPE
 
 
 def cmd_release(args):
+    size = _explicit_size(args)
     output = check_output_path(args.output) if args.output else None
     data = load_records(args.data)
-    manifold, records = build_manifold(args.manifold, data, args.sphere_radius)
+    sphere_radius = 1.0 if args.sphere_radius is None else args.sphere_radius
+    manifold, records = build_manifold(args.manifold, data, sphere_radius, size, source=Path(args.data).name)
     center = parse_center(args.center, manifold)
     rel = private_frechet_mean(records, manifold, center=center, radius=args.radius, epsilon=args.epsilon,
                                delta=args.delta, mechanism=args.mechanism, bound=args.bound,
@@ -197,6 +58,67 @@ def cmd_release(args):
         write_atomically(output, text + "\n")
     else:
         print(text)
+
+
+def _explicit_size(args):
+    """The value of the manifold's own size option, or ``None``; refuses an option that belongs
+    to another manifold (before anything is read)."""
+    own = size_option(args.manifold)
+    for option in SIZE_OPTIONS.values():
+        if getattr(args, option[2:]) is not None and option != own:
+            raise CliError(f"{option} does not apply to --manifold {args.manifold}; its size option is {own}")
+    if args.sphere_radius is not None and args.manifold != "sphere":
+        raise CliError(f"--sphere-radius applies to --manifold sphere only, not {args.manifold}")
+    return getattr(args, own[2:])
+
+
+def mechanism_support(manifold, mechanism):
+    """Whether ``mechanism`` runs on ``manifold``, read off its declared capabilities (the rule
+    ``privacy.release.check_public`` applies)."""
+    if mechanism == "tangent_gaussian":
+        return manifold.flat_chart
+    if mechanism in AMBIENT_MECHANISMS:
+        return manifold.ambient_dim is not None
+    return True
+
+
+def mechanism_table():
+    """The text of ``manifold-dp mechanisms``: mechanism × manifold, read off the capabilities of
+    one example of each manifold in ``REGISTRY``, then how each mechanism runs."""
+    spaces = {name: cls.examples()[0] for name, cls in REGISTRY.items()}
+    header = ["mechanism", "guarantee", *spaces]
+    rows = [[mechanism, "(ε, δ)-DP" if mechanism in DELTA_MECHANISMS else "ε-DP",
+             *("yes" if mechanism_support(m, mechanism) else "-" for m in spaces.values())] for mechanism in MECHANISMS]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    table = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " |"
+             for row in [header, ["-" * w for w in widths], *rows]]
+    return "\n".join(table + [""] + _mechanism_notes(spaces))
+
+
+def _mechanism_notes(spaces):
+    def where(test):
+        return ", ".join(name for name, m in spaces.items() if test(m)) or "none"
+
+    return [
+        "laplace: every manifold. Unrestricted (σ = Δ/ε) where its law is integrable and fits float64, else "
+        "restricted to the ball automatically (σ = 2Δ/ε), e.g. at large σ on "
+        f"{where(lambda m: np.isfinite(m.laplace_sigma_limit))}; --restrict always restricts it.",
+        f"kng: every manifold (σ = 2Δ/ε). Flat ({where(_flat)}): the Laplace restricted to the ball around the "
+        f"mean. Curved ({where(lambda m: not _flat(m))}): exact rejection whose running time depends on the data "
+        "(do not publish it).",
+        f"tangent_gaussian: manifolds with a flat chart only ({where(lambda m: m.flat_chart)}); needs --delta.",
+        f"{', '.join(AMBIENT_MECHANISMS)}: manifolds with an ambient Euclidean embedding "
+        f"({where(lambda m: m.ambient_dim is not None)}): noise on the mean of the embedded records, projected "
+        "back; ambient_gaussian needs --delta.",
+    ]
+
+
+def _flat(manifold):
+    return tuple(manifold.curvature_bounds) == (0.0, 0.0)
+
+
+def cmd_mechanisms(args):
+    print(mechanism_table())
 
 
 def cmd_reproduce(args):
@@ -243,9 +165,15 @@ def cmd_audit(args):
 
 def _progress(name, total):
     """A one-line progress report on stderr (a terminal only)."""
-    if not sys.stderr.isatty():
+    if not stderr_is_terminal():
         return None
     return lambda done, _: print(f"\raudit {name}: {done:,}/{total:,} releases", end="", file=sys.stderr, flush=True)
+
+
+def stderr_is_terminal():
+    """Whether progress may be drawn: stderr is a terminal (not a log file, a pipe or CI)."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -253,7 +181,21 @@ class _ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message):
         message = " ".join(str(message).split())
-        self.exit(2, f"manifold-dp: error: {message} (see '{self.prog} --help')\n")
+        self.exit(EXIT_ERROR, f"manifold-dp: error: {message} (see '{self.prog} --help')\n")
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Each option's default after its help, unless the help states it in words ("default: OS
+    entropy") or the option is required; descriptions and epilogs as written; a help text's own
+    line breaks kept (each line wrapped on its own, never inside an option name)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        return text if action.required or "default" in text else super()._get_help_string(action)
+
+    def _split_lines(self, text, width):
+        return [part for line in text.splitlines()
+                for part in textwrap.wrap(" ".join(line.split()), width, break_on_hyphens=False)]
 
 
 def _integer_at_least(minimum, why=""):
@@ -285,56 +227,145 @@ AUDIT_SAMPLES = _integer_at_least(
     "to bound epsilon, and needs enough releases beyond each threshold)")
 
 
+def radius_help():
+    """``--radius`` help: the units and the upper limit ``r*`` per manifold, read off the classes."""
+    lines = ["public radius r of the data ball around --center, chosen without looking at the data (records "
+             "outside it are clipped into it). Its units (C: the centre, X: a record) and upper limit per manifold:"]
+    for name, cls in REGISTRY.items():
+        m = cls.examples()[0]
+        limit = f"r < {m.assumption_radius:.4g}" if np.isfinite(m.assumption_radius) else "no upper limit"
+        limit += " × --sphere-radius" if name == "sphere" else ""
+        limit += f", but distance(origin, C) + r ≤ {m.max_reach:g}" if np.isfinite(m.max_reach) else ""
+        lines.append(f"- {name}: {RADIUS_UNITS.get(name, 'geodesic distance')}; {limit}")
+    return "\n".join(lines)
+
+
+RELEASE_EPILOG = """\
+Which mechanism runs on which manifold: manifold-dp mechanisms.
+The release (JSON: value and certificate) goes to stdout or --output. Errors print one line on
+stderr and exit with status 2; nothing is written and no data value is quoted."""
+
+
 def parser():
-    p = _ArgumentParser(prog="manifold-dp", description="Differentially private Fréchet means on Riemannian manifolds.")
+    p = _ArgumentParser(prog="manifold-dp", formatter_class=_HelpFormatter,
+                        description="Differentially private Fréchet means on Riemannian manifolds.",
+                        epilog="Exit status: 0 success, 2 error (one line on stderr), 130 interrupted,\n"
+                               "141 stdout closed early (e.g. by head).")
     p.add_argument("--version", action="version", version=f"manifold-dp {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("release", help="release a private Fréchet mean of the records in a file")
-    r.add_argument("data", help=".npy, .csv (one record per row; matrices flattened) or .json")
-    r.add_argument("--manifold", required=True, choices=MANIFOLD_NAMES)
-    r.add_argument("--center", required=True, help="public centre of the data ball: 'origin', numbers 'a,b,c' or a .npy file")
-    r.add_argument("--radius", required=True, type=float, help="public radius of the data ball (records outside are clipped)")
-    r.add_argument("--epsilon", required=True, type=float)
-    r.add_argument("--delta", type=float, default=None)
-    r.add_argument("--mechanism", default="laplace", choices=MECHANISMS)
-    r.add_argument("--bound", default="tight", choices=("tight", "paper"))
-    r.add_argument("--calibration", default="analytic", choices=("analytic", "classical"))
-    r.add_argument("--restrict", action="store_true", help="keep the Laplace output in the ball (σ = 2Δ/ε)")
-    r.add_argument("--round-to", type=_round_to, default="auto",
-                   help="snap the release to a public grid against float leaks: 'auto' (default), a spacing, "
-                        "or 'none' (raw float64 output, whose low-order bits can leak the data)")
-    r.add_argument("--sphere-radius", type=float, default=1.0)
-    r.add_argument("--seed", type=SEED, default=None, help="reproducible noise (default: OS entropy)")
-    r.add_argument("--output", help="write the JSON here instead of stdout")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    r = sub.add_parser("release", help="release a private Fréchet mean of the records in a file",
+                       description="Release an ε-DP (or (ε, δ)-DP) Fréchet mean of the records in a file.",
+                       epilog=RELEASE_EPILOG, formatter_class=_HelpFormatter)
+    _release_arguments(r)
     r.set_defaults(func=cmd_release)
-    q = sub.add_parser("reproduce", help="run the papers' experiments and write figures and a report")
-    q.add_argument("experiments", nargs="*", help="e.g. R21-F1ab R21-F1cd R21-F2 S22-F1 S22-F23 U23-F1 U23-F23 U23-F4 (default: all)")
-    q.add_argument("--profile", default="quick", choices=("quick", "full"))
-    q.add_argument("--out", default="results")
-    q.add_argument("--seed", type=SEED, default=2024)
+    t = sub.add_parser("mechanisms", help="which mechanism runs on which manifold (a table)",
+                       description="Mechanism × manifold support, from the manifolds' declared capabilities.",
+                       formatter_class=_HelpFormatter)
+    t.set_defaults(func=cmd_mechanisms)
+    q = sub.add_parser("reproduce", help="run the papers' experiments and write figures and a report",
+                       description="Run the papers' experiments; write one PNG per figure, report.md and report.html.",
+                       formatter_class=_HelpFormatter)
+    q.add_argument("experiments", nargs="*", help="experiment IDs, e.g. R21-F1ab R21-F1cd R21-F2 S22-F1 S22-F23 U23-F1 "
+                                                 "U23-F23 U23-F4 (default: all)")
+    q.add_argument("--profile", default="quick", choices=("quick", "full"),
+                   help="'quick': reduced sizes (minutes); 'full': the papers' sizes")
+    q.add_argument("--out", default="results", help="directory for the figures and the report")
+    q.add_argument("--seed", type=SEED, default=2024, help="seed of the experiments' random streams")
     q.set_defaults(func=cmd_reproduce)
-    a = sub.add_parser("audit", help="empirical privacy audit: lower bounds on ε from neighbouring releases")
-    a.add_argument("scenarios", nargs="*", help="scenario names (default: all); see manifold_dp.audit.SCENARIOS")
+    a = sub.add_parser("audit", help="empirical privacy audit: lower bounds on ε from neighbouring releases",
+                       description="Empirical lower bounds on ε from worst-case neighbouring datasets (a table).",
+                       formatter_class=_HelpFormatter)
+    a.add_argument("scenarios", nargs="*", help="scenario names (default: all; see manifold_dp.audit.SCENARIOS)")
     a.add_argument("--samples", type=AUDIT_SAMPLES, default=1_000_000,
                    help=f"releases drawn from each of the two datasets (at least {MIN_AUDIT_SAMPLES})")
-    a.add_argument("--seed", type=SEED, default=7)
+    a.add_argument("--seed", type=SEED, default=7, help="seed of the audit's releases")
     a.set_defaults(func=cmd_audit)
     return p
 
 
+def _release_arguments(r):
+    r.add_argument("data", help=".npy (records along axis 0, flat or in the manifold's layout), .csv (one record "
+                               "per row, matrices flattened, no header) or .json (a list of records, or "
+                               "{\"records\": [...]})")
+    r.add_argument("--manifold", required=True, choices=MANIFOLD_NAMES, help="the space the records live on")
+    from_file = " (default: read off the file's record width)"
+    r.add_argument("--dim", type=_integer_at_least(1), metavar="D",
+                   help="sphere S^D, hyperbolic H^D: records of D+1 numbers; euclidean R^D: D numbers" + from_file)
+    r.add_argument("--k", type=_integer_at_least(1), metavar="K",
+                   help="spd-ai, spd-le: k×k matrices, records of k*k numbers" + from_file)
+    r.add_argument("--landmarks", type=_integer_at_least(3), metavar="K",
+                   help="kendall2d: k landmarks, records x1,y1,...,xk,yk of 2k numbers" + from_file)
+    r.add_argument("--center", required=True, help="public centre of the data ball, chosen without looking at the "
+                   "data: 'origin' (north pole, identity, e0, regular polygon, zero), numbers 'a,b,c' or a .npy file")
+    r.add_argument("--radius", required=True, type=float, help=radius_help())
+    r.add_argument("--epsilon", required=True, type=float, help="privacy loss ε > 0: smaller is more private, noisier")
+    r.add_argument("--delta", type=float, help="δ in (0, 1) of (ε, δ)-DP, needed by "
+                   f"{' and '.join(DELTA_MECHANISMS)} (default: none, pure ε-DP)")
+    r.add_argument("--mechanism", default="laplace", choices=MECHANISMS,
+                   help="how the noise is added; which manifolds each supports: manifold-dp mechanisms")
+    r.add_argument("--bound", default="tight", choices=("tight", "paper"), help="sensitivity bound on positively "
+                   "curved spaces: 'tight' (Rauch constant L = 2r√κ/sin(2r√κ)) or 'paper' (papers' L = 2 − h)")
+    r.add_argument("--calibration", default="analytic", choices=("analytic", "classical"), help="σ of the Gaussian "
+                   "mechanisms: 'analytic' (Balle & Wang 2018, any ε) or 'classical' (Dwork & Roth 2014, ε < 1)")
+    r.add_argument("--restrict", action="store_true", help="keep the Laplace output inside the ball (σ = 2Δ/ε); "
+                   "without it the unrestricted law (σ = Δ/ε) is used where it is integrable")
+    r.add_argument("--round-to", type=_round_to, default="auto",
+                   help="snap the release to a public grid against float leaks: 'auto', a spacing, "
+                        "or 'none' (raw float64 output, whose low-order bits can leak the data)")
+    r.add_argument("--sphere-radius", type=float, help="radius R of the sphere, --manifold sphere only (default: 1)")
+    r.add_argument("--seed", type=SEED, help="seed for reproducible noise, for testing only: anyone who knows it can "
+                   "subtract the noise (default: fresh OS entropy)")
+    r.add_argument("--output", help="write the JSON to this file, whole or not at all (default: stdout)")
+
+
 def main(argv=None):
-    args = parser().parse_args(argv)
+    """Run the command line; returns the exit status (0, 2 on any error, 130 when interrupted,
+    141 when stdout is a pipe closed early, as in ``manifold-dp release ... | head``)."""
+    try:
+        args = parser().parse_args(argv)
+        status = _run(args)
+        sys.stdout.flush()  # a pipe closed early fails here, not at interpreter exit
+        return status
+    except SystemExit as stop:  # --help, --version and usage errors, already printed
+        return stop.code
+    except KeyboardInterrupt:
+        print("manifold-dp: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _run(args):
     # numpy's floating-point warnings are expected on extreme inputs (the library checks its
     # results); warnings the library issues become one line each, after a successful run.
     with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
         try:
             args.func(args)
+        except BrokenPipeError:
+            raise
         except (CliError, *LIBRARY_ERRORS) as err:
-            print(f"manifold-dp: error: {_one_line(err)}", file=sys.stderr)
-            return 2
+            return _error(_one_line(err))
+        except Exception as err:  # noqa: BLE001 - its message could quote data: the type name only
+            return _error(f"unexpected {type(err).__name__} (message withheld: it could quote the data); "
+                          "please report it with the command that raised it")
     for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
         print(f"manifold-dp: warning: {message}", file=sys.stderr)
     return 0
+
+
+def _error(message):
+    print(f"manifold-dp: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _discard_stdout():
+    """Point stdout at /dev/null so that the interpreter's final flush into the closed pipe
+    does not print a traceback (stdout without a file descriptor, as under pytest: nothing to do)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _one_line(err):

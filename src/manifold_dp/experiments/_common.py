@@ -1,5 +1,6 @@
 """Shared pieces of the experiments: progress bars, seeds, band plots, timings, the result record."""
 
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -21,7 +22,10 @@ class ExperimentResult:
 
 
 def progress(iterable, desc, total=None):
-    """A tqdm bar on stderr when tqdm is installed, the plain iterable otherwise."""
+    """A tqdm bar on stderr when stderr is a terminal and tqdm is installed, the plain iterable
+    otherwise (no bar in log files, pipes and CI)."""
+    if not (getattr(sys.stderr, "isatty", None) and sys.stderr.isatty()):
+        return iterable
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm ships with the experiments extra
