@@ -1,0 +1,297 @@
+"""A scikit-learn estimator for the private Fréchet mean.
+
+``PrivateFrechetMean`` is a thin wrapper: ``fit`` is one call of ``private_frechet_mean`` (the only
+way a mean enters the estimator) and ``transform`` maps records to the tangent space at the
+released mean, like pyRiemann's ``TangentSpace``. This is the only module of the package that
+imports scikit-learn; the core runs without it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+from scipy import sparse
+
+try:
+    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as error:  # pragma: no cover - depends on the environment
+    raise ImportError("manifold_dp.estimators needs scikit-learn >= 1.6: pip install 'manifold_dp[sklearn]'") from error
+
+from ._random import as_generator
+from .manifolds import REGISTRY
+from .privacy import private_frechet_mean
+from .privacy.release import record_count
+from .records import is_dask
+
+__all__ = ["PrivateFrechetMean", "EXPECTED_FAILED_CHECKS"]
+
+FITTED = ("mean_", "certificate_", "release_", "manifold_")
+
+# scikit-learn's estimator checks this estimator fails on purpose, each with its reason (also in the
+# class docstring, Notes). Pass it as ``expected_failed_checks`` to ``check_estimator`` or
+# ``parametrize_with_checks``.
+EXPECTED_FAILED_CHECKS = {
+    "check_dtype_object": (
+        "object arrays are refused from their dtype, a public property of the container; converting them "
+        "cell by cell, as the check wants, would make whether a release fails depend on the values"),
+}
+
+
+class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Differentially private Fréchet mean of records on a Riemannian manifold.
+
+    ``fit`` releases the mean through ``manifold_dp.private_frechet_mean``, with its guarantee,
+    stages and certificate; ``transform`` maps records to tangent vectors at the released mean.
+
+    Parameters
+    ----------
+    manifold : Manifold or str
+        The space of the records (``Sphere(2)``, ``SPDAffineInvariant(k)``, ...), or a name of
+        ``manifold_dp.manifolds.REGISTRY`` (``"euclidean"``, ``"sphere"``, ``"spd-ai"``, ...)
+        whose size is read off the shape of ``X`` at ``fit`` (the shape is public).
+    center : array-like or "origin"
+        Public centre of the ball the records are clipped into, chosen without looking at the
+        data. ``"origin"`` is the manifold's origin (north pole, identity, ``e0``, zero).
+    radius : float
+        Public radius of that ball, in the manifold's geodesic distance (radians on the unit
+        sphere, ``‖Logm(C^-1/2 X C^-1/2)‖_F`` on affine-invariant SPD, ``‖Logm X − Logm C‖_F``
+        on log-Euclidean SPD, Euclidean length on ``R^d``); below ``r*`` of the manifold.
+        ``"auto"`` is passed on to ``private_frechet_mean``, which then spends part of ε on a
+        private radius (shown in ``certificate_``).
+    epsilon : float
+        Privacy parameter ε > 0 spent by every ``fit``.
+    delta : float or None, default=None
+        δ for the Gaussian mechanisms (required there); pure ε-DP mechanisms report δ = 0.
+    mechanism : str, default="laplace"
+        ``"laplace"``, ``"kng"``, ``"tangent_gaussian"``, ``"ambient_laplace"``,
+        ``"coordinate_laplace"`` or ``"ambient_gaussian"`` (see ``private_frechet_mean``).
+    bound : {"tight", "paper"}, default="tight"
+        Which sensitivity bound (the tighter Rauch constant, or the papers' ``2 − h``).
+    calibration : {"analytic", "classical"}, default="analytic"
+        Gaussian calibration of the (ε, δ) mechanisms.
+    restrict : bool, default=False
+        Restrict the Laplace law to the ball (σ = 2Δ/ε).
+    round_to : "auto", float or None, default="auto"
+        Public output grid (float-safe post-processing); ``None`` opts out with a warning.
+    accountant : PrivacyAccountant or None, default=None
+        Charged before the data are read, at every ``fit``. ``clone`` (and so ``GridSearchCV``,
+        ``cross_validate``) shares it with the copies instead of copying the budget.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        Source of the noise. ``None``: fresh OS entropy at every fit (secure; use it for real
+        releases). An int or ``SeedSequence``: reproducible, every fit draws the same noise (for
+        tests and experiments only). A ``Generator`` is used as it is, so refits continue its
+        stream. A legacy ``RandomState`` is refused.
+
+    Attributes
+    ----------
+    mean_ : ndarray
+        The released private mean, a point of ``manifold_`` in its array layout (Kendall
+        shapes: the complex pre-shape rotated against the public centre).
+    certificate_ : Certificate
+        What was released and under which guarantee (mechanism, theorem, ε, δ, sensitivity,
+        scale, ...).
+    release_ : PrivateRelease
+        The release itself (``release_.point is mean_``).
+    manifold_ : Manifold
+        The manifold the release was made on (``manifold``, or the one its name sized).
+    n_features_in_ : int
+        ``X.shape[1]`` at fit (``k`` for ``(n, k, k)`` covariance matrices).
+    feature_names_in_ : ndarray of str
+        Column names, when ``X`` was a DataFrame with string column names.
+
+    Notes
+    -----
+    **Privacy.** Each ``fit`` is one release: it spends ``(epsilon, delta)`` of the dataset's
+    budget, and refitting, on the same or overlapping data, spends it again (with an
+    ``accountant`` every fit is charged, and a fit the budget cannot carry raises
+    ``BudgetExceededError`` before the data are read). Neighbouring datasets replace one
+    record; ``n`` and the shape of ``X`` are public. Whether ``fit`` succeeds, which error it
+    raises and what it warns depend on the public parameters and the shape and dtype of ``X``
+    only: NaN, infinite or off-manifold records are replaced by the centre (they never make
+    ``fit`` fail), records outside the ball are clipped into it. ``mean_`` and
+    ``certificate_`` may be published.
+
+    ``transform`` is post-processing on the data holder's side and its output is **not
+    private**: it is the records themselves, as tangent vectors ``manifold.log(mean_, x)``
+    flattened to real coordinates (``(n, k*k)`` for SPD matrices; real and imaginary parts
+    interleaved for Kendall pre-shapes). Do not publish it, nor anything fitted on it.
+
+    **Layouts.** ``X`` is ``(n, *point_shape)`` (``(n, k, k)`` covariance matrices as
+    pyRiemann's ``Covariances`` makes them), a layout the manifold accepts from users (Kendall
+    landmarks ``(n, k, 2)``), or those rows flattened (``(n, k*k)``, ``(n, 2k)``). Dask arrays
+    go to the library as they are. ``transform`` expects the layout ``fit`` saw
+    (``n_features_in_`` is ``X.shape[1]``, as in scikit-learn).
+
+    **scikit-learn's estimator checks** pass (for ``manifold="euclidean", center="origin"``)
+    except those in ``EXPECTED_FAILED_CHECKS``:
+
+    - ``check_dtype_object``: object arrays are refused from their dtype, a public property;
+      converting them cell by cell would make whether a release fails depend on the values.
+
+    ``check_array_api_input`` skips itself unless ``SCIPY_ARRAY_API=1`` is set before SciPy is
+    imported; with it set, it passes (tests/test_estimators.py runs it so, in a subprocess).
+    The tag ``allow_nan`` is set because non-finite records are replaced, never refused (an
+    error on NaN would be an error channel), so ``check_estimators_nan_inf`` does not run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import SPDAffineInvariant
+    >>> from manifold_dp.estimators import PrivateFrechetMean
+    >>> covs = np.stack([np.eye(3) * s for s in np.linspace(0.8, 1.2, 50)])
+    >>> est = PrivateFrechetMean(SPDAffineInvariant(3), center=np.eye(3), radius=1.0, epsilon=1.0,
+    ...                          random_state=0).fit(covs)
+    >>> est.mean_.shape, est.certificate_.mechanism
+    ((3, 3), 'laplace')
+    >>> est.transform(covs).shape
+    (50, 9)
+    """
+
+    def __init__(self, manifold, *, center, radius, epsilon, delta=None, mechanism="laplace", bound="tight",
+                 calibration="analytic", restrict=False, round_to="auto", accountant=None, random_state=None):
+        self.manifold = manifold
+        self.center = center
+        self.radius = radius
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mechanism = mechanism
+        self.bound = bound
+        self.calibration = calibration
+        self.restrict = restrict
+        self.round_to = round_to
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Release the private Fréchet mean of ``X`` (one release: spends ε; ``y`` is ignored)."""
+        for name in FITTED:  # a failed refit must not leave the previous release looking like this one's
+            self.__dict__.pop(name, None)
+        _refuse_sparse(X)
+        validate_data(self, X, skip_check_array=True)  # n_features_in_, feature names: the container only
+        records = _as_array(X)
+        manifold = self._sized_manifold(records)
+        records = _in_point_layout(manifold, records)
+        center = manifold.origin if _is_origin(self.center) else self.center
+        release = private_frechet_mean(
+            records, manifold, center=center, radius=self.radius, epsilon=self.epsilon, delta=self.delta,
+            mechanism=self.mechanism, bound=self.bound, calibration=self.calibration, restrict=self.restrict,
+            round_to=self.round_to, accountant=self.accountant, rng=_noise_source(self.random_state))
+        self.manifold_ = manifold
+        self.release_ = release
+        self.certificate_ = release.certificate
+        self.mean_ = release.point
+        return self
+
+    def transform(self, X):
+        """Tangent vectors ``log_{mean_}(x)`` of the records, flattened to ``(n, m)`` real coordinates.
+
+        NOT private: the output is the records themselves (post-processing of the private mean
+        on the data holder's side). Non-finite records give non-finite rows.
+        """
+        check_is_fitted(self, "mean_")
+        _refuse_sparse(X)
+        records = _as_array(X)
+        if len(np.shape(records)) < 2:
+            raise ValueError(f"X must be a 2-D (or 3-D) array of records, got shape {np.shape(records)}. "
+                             "Reshape your data, e.g. X.reshape(1, -1) for a single record")
+        validate_data(self, X, reset=False, skip_check_array=True)
+        manifold = self.manifold_
+        records = _in_point_layout(manifold, records)
+        record_count(manifold, records)  # the library's container and layout check
+        points = manifold.as_points(np.asarray(records))
+        tangent = np.asarray(manifold.log(self.mean_, points))
+        tangent = tangent.reshape(len(points), -1)
+        if np.iscomplexobj(tangent):
+            tangent = np.stack([tangent.real, tangent.imag], axis=-1).reshape(len(points), -1)
+        return tangent.astype(float, copy=False)
+
+    @property
+    def _n_features_out(self):
+        """Real coordinates of one tangent vector (names for ``get_feature_names_out``)."""
+        shape = self.manifold_.point_shape
+        complex_points = np.issubdtype(np.dtype(self.manifold_.dtype), np.complexfloating)
+        return math.prod(shape) * (2 if complex_points else 1)
+
+    def _sized_manifold(self, records):
+        """``manifold`` itself, or the registered manifold its name sizes from ``records.shape``."""
+        if not isinstance(self.manifold, str):
+            return self.manifold  # the library checks that it is a manifold
+        if self.manifold not in REGISTRY:
+            raise ValueError(f"manifold must be a manifold_dp manifold or one of {tuple(REGISTRY)}, got {self.manifold!r}")
+        if getattr(records, "dtype", None) is None:
+            raise TypeError(f"X must be a numeric array of records, got {type(records).__name__}")
+        shape = tuple(records.shape)
+        if len(shape) < 2:
+            raise ValueError(f"manifold={self.manifold!r} is sized from the records: X must have shape (n, width), "
+                             f"got {shape}")
+        width = math.prod(shape[1:]) * (2 if np.iscomplexobj(records) else 1)
+        if width == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is required "
+                             f"to size manifold={self.manifold!r}")
+        return REGISTRY[self.manifold].from_width(width)
+
+    def __sklearn_clone__(self):
+        # sklearn's clone deep-copies parameters: a copied accountant would let every clone spend the
+        # budget afresh. The clone shares the one accountant instead.
+        without_budget = copy.copy(self)
+        without_budget.accountant = None
+        twin = super(PrivateFrechetMean, without_budget).__sklearn_clone__()
+        twin.accountant = self.accountant
+        return twin
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # replaced by the centre, never refused (no error channel)
+        tags.input_tags.three_d_array = True  # (n, k, k) covariance matrices, (n, k, 2) landmarks
+        return tags
+
+
+def _is_origin(center):
+    return isinstance(center, str) and center == "origin"
+
+
+def _refuse_sparse(X):
+    if sparse.issparse(X):
+        raise TypeError("PrivateFrechetMean does not accept sparse X: pass a dense array of records")
+
+
+def _as_array(X):
+    """``X`` as an array when numpy can read it (Dask arrays stay lazy, masked arrays stay masked
+    for the library to refuse); otherwise ``X`` itself, for the library to refuse with its own error."""
+    if is_dask(X):
+        return X
+    try:
+        return np.asanyarray(X)
+    except (ValueError, TypeError, OverflowError):
+        return X
+
+
+def _in_point_layout(manifold, records):
+    """Flattened rows reshaped into a layout of one point; complex records refused on a real
+    manifold (scikit-learn's ValueError). Shapes and dtypes only: public."""
+    dtype = getattr(records, "dtype", None)
+    if dtype is None:
+        return records
+    kind = np.dtype(dtype).kind
+    if kind == "c" and not np.issubdtype(np.dtype(manifold.dtype), np.complexfloating):
+        raise ValueError(f"Complex data not supported: records of {manifold!r} are real")
+    if len(records.shape) == 2 and kind in "biuf":
+        for shape in (tuple(manifold.point_shape),) + tuple(manifold.user_point_shapes):
+            if len(shape) > 1 and math.prod(shape) == records.shape[1]:
+                return records.reshape((records.shape[0],) + shape)
+    return records
+
+
+def _noise_source(random_state):
+    """``random_state`` → the library's ``rng``: ``None`` stays OS entropy; seeds and Generators
+    pass; a legacy ``RandomState`` (sklearn's ``check_random_state``) is refused."""
+    accepted = (int, np.integer, np.random.SeedSequence, np.random.Generator)
+    if isinstance(random_state, (bool, np.bool_)) or not (random_state is None or isinstance(random_state, accepted)):
+        raise TypeError("random_state must be None (OS entropy), an int seed, a SeedSequence or a numpy Generator, "
+                        f"got {type(random_state).__name__}")
+    if isinstance(random_state, (int, np.integer)) and random_state < 0:
+        raise ValueError(f"random_state must be a non-negative int seed, got {int(random_state)}")
+    return as_generator(random_state)
