@@ -23,7 +23,7 @@ def test_sphere_closed_forms():
     assert np.isclose(s.dist(x, y), 2.0 * np.pi / 2)
     assert np.allclose(s.log(x, y), [np.pi, 0, 0])
     assert np.allclose(s.exp(x, [np.pi, 0, 0]), y)
-    # half-way along the great circle on the sphere of radius 2 (the κ^(-1/2) placement of SPEC §1)
+    # half-way along the great circle on the sphere of radius 2 (the κ^(-1/2) placement of docs/theory.md §1)
     assert np.allclose(s.exp(x, [np.pi / 2, 0, 0]), [np.sqrt(2), 0, np.sqrt(2)])
     assert s.curvature_bounds == (0.25, 0.25) and np.isclose(s.assumption_radius, np.pi / 2)
     assert np.isclose(Sphere(2).assumption_radius, np.pi / 4)

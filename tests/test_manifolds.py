@@ -117,7 +117,7 @@ def test_clip_to_ball(manifold):
 
 @pytest.mark.parametrize("name", [k for k, m in MANIFOLDS.items() if hasattr(m, "log_volume_ratio")])
 def test_log_volume_ratio_is_an_envelope(name):
-    """Affine-invariant SPD has no radial density (SPEC §1); its sampler is tested elsewhere."""
+    """Affine-invariant SPD has no radial density (docs/theory.md §1); its sampler is tested elsewhere."""
     manifold = MANIFOLDS[name]
     rho = np.linspace(1e-6, min(manifold.radial_range[1], 5.0) * 0.999, 200)
     if type(manifold).__name__ == "Hyperbolic":

@@ -38,12 +38,12 @@ def check_n(n):
 
 
 def check_radius(manifold, radius):
-    """``radius`` must be positive, finite and below ``r*`` of SPEC §3 (Assumption 1)."""
+    """``radius`` must be positive, finite and below ``r*`` of docs/theory.md §3 (Assumption 1)."""
     radius = check_positive(radius, "radius")
     r_star = manifold.assumption_radius
     if radius >= r_star:
         raise ValueError(
-            f"radius must be < r* = {r_star:.6g} on {manifold!r} (SPEC §3, Assumption 1: "
+            f"radius must be < r* = {r_star:.6g} on {manifold!r} (docs/theory.md §3, Assumption 1: "
             f"½ min(injectivity radius, π/(2√κmax))), got {radius!r}"
         )
     return radius

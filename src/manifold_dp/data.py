@@ -1,4 +1,4 @@
-"""The papers' data generators (SPEC §6). Each takes ``rng=`` and returns a ``(n, ...)`` array."""
+"""The papers' data generators (docs/theory.md §6). Each takes ``rng=`` and returns a ``(n, ...)`` array."""
 
 import numpy as np
 from scipy.stats import ortho_group, wishart

@@ -1,4 +1,4 @@
-"""The papers' experiments (SPEC §6), one module per figure, and the report that gathers them.
+"""The papers' experiments (docs/theory.md §6), one module per figure, and the report that gathers them.
 
 Each module has ``ID``, ``TITLE``, ``CLAIM``, ``PROFILES`` (``quick``/``full`` configs), a pure
 ``run(config, rng) -> results`` and ``report(results, config, out_dir) -> ExperimentResult``.

@@ -70,7 +70,7 @@ def report(results, config, out_dir):
             f"{relative(sph['KNG'], sph['Euclidean Laplace (projected)'])} than the projected Euclidean Laplace. "
             f"SPD(2): KNG/Laplace error ratio {np.mean(spd['KNG'] / spd['Riemannian Laplace']):.2f}, "
             f"Euclidean (projected)/KNG {np.mean(spd['Euclidean Laplace (projected)'] / spd['KNG']):.1f}×.")
-    comparison = ("We do not reproduce 'KNG best'. With SPEC's calibrations the unrestricted Laplace uses σ = Δ/ε = 2rL/(nhε) "
+    comparison = ("We do not reproduce 'KNG best'. With the calibrations of docs/theory.md §4 the unrestricted Laplace uses σ = Δ/ε = 2rL/(nhε) "
                   "while KNG, whose normalising constant depends on the data, needs σ = 2Δ_KNG/ε = 4rL/(nε); near the mean "
                   "‖∇F(x)‖ ≈ H·ρ(x̄, x) with H ≈ 0.97 here, so KNG's effective scale is about 2h/H ≈ 1.6× the Laplace one on "
                   "S² (h = 0.785) and 2× on SPD (h = 1). The paper's ranking appears if the Laplace is given the general "

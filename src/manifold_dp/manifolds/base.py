@@ -70,7 +70,51 @@ def check_order(X, manifold, function):
 
 
 class Manifold:
-    """Base of the spaces. Subclasses are small frozen dataclasses."""
+    """Base of the spaces: the protocol every manifold implements. Subclasses are small frozen
+    dataclasses (``Euclidean``, ``Sphere``, ``Hyperbolic``, ``SPDAffineInvariant``,
+    ``SPDLogEuclidean``, ``KendallShape2D``).
+
+    Points have shape ``(..., *point_shape)`` and tangent vectors the same shape as their base
+    point; every method broadcasts over the leading batch axes, base point first. Formulas and
+    curvature of each space: docs/theory.md §1.
+
+    Attributes
+    ----------
+    dim : int
+        The manifold's dimension ``d`` (not the ambient one).
+    point_shape : tuple of int
+        The array shape of one point.
+    curvature_bounds : tuple of float
+        ``(κmin, κmax)``, bounds on the sectional curvature.
+    injectivity_radius : float
+        Below this distance ``log`` is the inverse of ``exp``.
+    origin : numpy.ndarray
+        A fixed reference point (north pole, ``e0``, the identity, the regular ``k``-gon, ``0``).
+
+    Methods
+    -------
+    exp(x, v)
+        The point reached at time 1 along the geodesic from ``x`` with initial velocity ``v``.
+    log(x, y)
+        The tangent vector at ``x`` pointing to ``y`` with length ``ρ(x, y)`` (inverse of ``exp``
+        within the injectivity radius).
+    inner(x, u, v)
+        The Riemannian inner product of tangent vectors ``u``, ``v`` at ``x``; shape ``(...)``.
+    project(x)
+        Snap an array that passed the point checks exactly onto the manifold.
+    random_unit_tangent(x, size=None, *, rng=None)
+        Unit tangent vectors at ``x``, uniform on the unit sphere of ``T_x M``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Sphere
+    >>> s = Sphere(2)
+    >>> x, y = s.origin, np.array([1.0, 0.0, 0.0])
+    >>> v = s.log(x, y)
+    >>> bool(np.allclose(s.exp(x, v), y)), round(float(s.dist(x, y)), 6)
+    (True, 1.570796)
+    """
 
     dtype = np.float64
     volume_growth_rate = 0.0  # c with log(J(ρ)/ρ^(d−1)) − cρ ≤ 0: shifts the Laplace radius proposal
@@ -152,16 +196,29 @@ class Manifold:
 
     # -- derived geometry ------------------------------------------------------------------
     def norm(self, x, v):
-        """Riemannian norm of the tangent vector ``v`` at ``x``; shape ``(...)``."""
+        """Riemannian norm ``‖v‖_x`` of the tangent vector ``v`` at ``x``; shape ``(...)``."""
         return np.sqrt(np.maximum(self.inner(x, v, v), 0.0))
 
     def dist(self, x, y):
-        """Geodesic distance; shape ``(...)``."""
+        """Geodesic distance ``ρ(x, y)``.
+
+        Parameters
+        ----------
+        x, y : array_like
+            Points, shape ``(..., *point_shape)``; the batch axes broadcast.
+
+        Returns
+        -------
+        numpy.ndarray
+            Distances, shape ``(...)``: radians on the unit sphere, ``‖Logm(x^-½ y x^-½)‖_F``
+            on affine-invariant SPD, and so on (docs/theory.md §1).
+        """
         return self.norm(x, self.log(x, y))
 
     @property
     def assumption_radius(self):
-        """``r* = ½ min{inj M, π/(2√κmax)}`` of SPEC §3 (``inf`` when ``κmax ≤ 0``)."""
+        """``r* = ½ min{inj M, π/(2√κmax)}`` (``inf`` when ``κmax ≤ 0``): a private release needs
+        ``radius < r*`` (Assumption 1, docs/theory.md §3)."""
         kmax = self.curvature_bounds[1]
         bound = np.pi / (2.0 * np.sqrt(kmax)) if kmax > 0 else np.inf
         return 0.5 * min(self.injectivity_radius, bound)
@@ -175,7 +232,8 @@ class Manifold:
         return x.shape[: x.ndim - len(self.point_shape)]
 
     def belongs(self, x, atol=POINT_ATOL):
-        """Boolean mask over the batch axes: which entries are finite points of the manifold."""
+        """Boolean mask over the batch axes: which entries are finite points of the manifold
+        (within the relative tolerance ``atol``). Raises ``ValueError`` on a wrong point shape."""
         x = np.asarray(x)
         if not self._shape_ok(x):
             raise ValueError(f"points of {self!r} have shape {self.point_shape}, got an array of shape {x.shape}")
@@ -187,7 +245,20 @@ class Manifold:
         return ok
 
     def check_point(self, x, atol=POINT_ATOL):
-        """``(ok, reason)``: is every entry of ``x`` a point? The reason never quotes data values."""
+        """Whether every entry of ``x`` is a point of the manifold.
+
+        Parameters
+        ----------
+        x : array_like
+            Points, shape ``(..., *point_shape)``.
+        atol : float
+            Relative tolerance of the membership checks.
+
+        Returns
+        -------
+        tuple of (bool, str)
+            ``(ok, reason)``; ``reason`` is empty when ``ok`` and never quotes data values.
+        """
         x = np.asarray(x)
         if not self._shape_ok(x):
             return False, f"expected shape (..., {', '.join(map(str, self.point_shape))}), got {x.shape}"
@@ -199,7 +270,8 @@ class Manifold:
         return True, ""
 
     def validate_point(self, x, name="point"):
-        """Return ``x`` as an array or raise ``ValueError`` naming the parameter."""
+        """``x`` as an array projected onto the manifold, or ``ValueError`` naming the parameter
+        ``name`` (with ``check_point``'s reason) when it is not a point."""
         x = np.asarray(x, dtype=self.dtype)
         ok, reason = self.check_point(x)
         if not ok:
@@ -212,7 +284,23 @@ class Manifold:
 
     # -- balls -----------------------------------------------------------------------------
     def clip_to_ball(self, x, center, radius):
-        """SPEC §5: ``x ↦ exp_c(min(1, r/ρ(c, x)) log_c x)``, record by record."""
+        """Clip every point into the ball ``B_radius(center)``, record by record (docs/theory.md §5):
+        ``x ↦ exp_c(min(1, r/ρ(c, x)) log_c x)``; points inside are returned unchanged.
+
+        Parameters
+        ----------
+        x : array_like
+            Points, shape ``(..., *point_shape)``.
+        center : array_like
+            One point, the ball's centre.
+        radius : float
+            The ball's radius, in the manifold's geodesic distance.
+
+        Returns
+        -------
+        numpy.ndarray
+            The clipped points, shape of ``x``.
+        """
         v = self.log(center, x)
         rho = self.norm(center, v)
         inside = rho <= radius

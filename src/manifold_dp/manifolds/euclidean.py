@@ -12,7 +12,29 @@ __all__ = ["Euclidean"]
 
 @dataclass(frozen=True)
 class Euclidean(Manifold):
-    """``R^d`` with the standard inner product. Points and tangent vectors: ``(..., d)``."""
+    """``R^d`` with the standard inner product. Points and tangent vectors: ``(..., d)``.
+
+    Flat: ``exp_x(v) = x + v``, ``log_x(y) = y − x``, ``ρ(x, y) = ‖x − y‖``. It has a flat chart
+    (itself: closed-form mean, tangent Gaussian) and an ambient embedding (itself).
+
+    Parameters
+    ----------
+    dim : int
+        The dimension ``d ≥ 1``.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` is not an integer ``≥ 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Euclidean
+    >>> R3 = Euclidean(3)
+    >>> float(R3.dist(np.zeros(3), np.array([3.0, 4.0, 0.0])))
+    5.0
+    """
 
     dim: int
 

@@ -22,7 +22,28 @@ class Hyperbolic(Manifold):
     """``{x ∈ R^(d+1): ⟨x,x⟩_L = −1, x0 > 0}``; metric ``⟨u,v⟩_L`` on tangent spaces.
 
     ``exp_x(v) = cosh‖v‖ x + sinh‖v‖ v/‖v‖``; ``log_x(y) = θ (y + ⟨x,y⟩x)/‖y + ⟨x,y⟩x‖``,
-    ``θ = arccosh(−⟨x,y⟩_L)``, computed as ``2 asinh(‖x−y‖_L / 2)`` for accuracy near 0.
+    ``θ = arccosh(−⟨x,y⟩_L)``, computed as ``2 asinh(‖x−y‖_L / 2)`` for accuracy near 0
+    (docs/theory.md §1). Curvature −1. A private release needs its ball within distance
+    ``max_reach = 8`` of ``e0`` (float64 precision, docs/theory.md §8).
+
+    Parameters
+    ----------
+    dim : int
+        The dimension ``d ≥ 1``; points have ``d + 1`` coordinates ``(x0, x1, …, xd)``.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` is not an integer ``≥ 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Hyperbolic
+    >>> H2 = Hyperbolic(2)
+    >>> y = H2.exp(H2.origin, np.array([0.0, 1.0, 0.0]))
+    >>> round(float(H2.dist(H2.origin, y)), 12)
+    1.0
     """
 
     dim: int

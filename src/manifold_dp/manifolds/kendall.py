@@ -28,7 +28,29 @@ class KendallShape2D(Manifold):
 
     Align ``y* = y e^(−i arg⟨x,y⟩)``; ``θ = arccos|⟨x,y⟩|``;
     ``log_x(y) = θ (y* − cos θ x)/‖y* − cos θ x‖``; ``exp_x(v) = cos‖v‖ x + sin‖v‖ v/‖v‖``.
-    Outputs are pre-shapes; two pre-shapes are the same shape when ``dist`` is 0.
+    Outputs are pre-shapes; two pre-shapes are the same shape when ``dist`` is 0. Curvature in
+    ``[1, 4]``: a private release needs a radius below ``r* = π/8`` (docs/theory.md §3).
+
+    Parameters
+    ----------
+    k_landmarks : int
+        The number of landmarks ``k ≥ 3``. Points are complex pre-shapes ``(..., k)``; real
+        landmarks ``(..., k, 2)`` are accepted by the releases and converted by ``preshape``.
+
+    Raises
+    ------
+    ValueError
+        If ``k_landmarks`` is not an integer ``≥ 3``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import KendallShape2D
+    >>> shapes = KendallShape2D(3)
+    >>> triangle = shapes.preshape(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    >>> rotated = triangle * np.exp(0.7j)  # the same shape, turned
+    >>> float(shapes.dist(triangle, rotated)) < 1e-7
+    True
     """
 
     k_landmarks: int

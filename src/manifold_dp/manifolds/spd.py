@@ -2,7 +2,7 @@
 
 ``SPDAffineInvariant``: ``⟨u,v⟩_p = tr(p⁻¹u p⁻¹v)``, curvature in ``[−1/2, 0]``.
 ``SPDLogEuclidean``: the pull-back of Frobenius through ``Logm``; flat. Tangent vectors of this
-metric are kept in log coordinates (symmetric matrices), as SPEC §1 prescribes.
+metric are kept in log coordinates (symmetric matrices), as docs/theory.md §1 describes.
 Points ``(..., k, k)``.
 """
 
@@ -114,7 +114,30 @@ class SPDAffineInvariant(_SPD):
     """SPD(k) with the affine-invariant metric (Pennec et al. 2006).
 
     ``exp_p(v) = p^½ Expm(p^−½ v p^−½) p^½``, ``log_p(q) = p^½ Logm(p^−½ q p^−½) p^½``,
-    ``ρ(p, q) = ‖Logm(p^−½ q p^−½)‖_F``. Invariant under ``p ↦ A p Aᵀ``.
+    ``ρ(p, q) = ‖Logm(p^−½ q p^−½)‖_F``. Invariant under ``p ↦ A p Aᵀ``. Curvature in
+    ``[−1/2, 0]``; ``dim = k(k+1)/2``. Its Laplace law is not radial: it is sampled by the
+    eigenvalue construction of docs/theory.md §4.
+
+    Parameters
+    ----------
+    k : int
+        The matrix size ``k ≥ 1``; points are symmetric positive-definite ``(..., k, k)`` arrays.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not an integer ``≥ 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import SPDAffineInvariant
+    >>> spd = SPDAffineInvariant(2)
+    >>> p = np.diag([np.e, 1.0])
+    >>> round(float(spd.dist(np.eye(2), p)), 12)
+    1.0
+    >>> bool(np.allclose(spd.exp(np.eye(2), spd.log(np.eye(2), p)), p))
+    True
     """
 
     k: int
@@ -160,7 +183,28 @@ class SPDAffineInvariant(_SPD):
 @dataclass(frozen=True)
 class SPDLogEuclidean(_SPD):
     """SPD(k) with the log-Euclidean metric (Arsigny et al. 2007): ``Logm`` is an isometry onto
-    ``(Sym(k), Frobenius)``. ``exp_p(v) = Expm(Logm p + v)``, ``log_p(q) = Logm q − Logm p``."""
+    ``(Sym(k), Frobenius)``. ``exp_p(v) = Expm(Logm p + v)``, ``log_p(q) = Logm q − Logm p``
+    (tangent vectors in log coordinates). Flat: the Fréchet mean has a closed form and the tangent
+    Gaussian mechanism applies (docs/theory.md §4).
+
+    Parameters
+    ----------
+    k : int
+        The matrix size ``k ≥ 1``; points are symmetric positive-definite ``(..., k, k)`` arrays.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not an integer ``≥ 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import SPDLogEuclidean
+    >>> le = SPDLogEuclidean(2)
+    >>> round(float(le.dist(np.eye(2), np.diag([np.e, np.e]))), 6)  # ‖diag(1, 1)‖_F
+    1.414214
+    """
 
     k: int
     curvature_bounds = (0.0, 0.0)

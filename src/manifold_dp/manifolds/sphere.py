@@ -16,9 +16,34 @@ class Sphere(Manifold):
     """``{x ∈ R^(d+1): ‖x‖ = R}`` with the induced metric; curvature ``1/R²``.
 
     ``exp_x(v) = cos(‖v‖/R) x + R sin(‖v‖/R) v/‖v‖``;
-    ``log_x(y) = R θ (y − cos θ x)/‖y − cos θ x‖``, ``θ = ∠(x, y)`` (SPEC §1; the 2021 paper
-    misplaces ``κ^(−1/2)`` in ``exp``). At the antipode, where ``log`` is not unique, a fixed
-    data-independent direction is returned.
+    ``log_x(y) = R θ (y − cos θ x)/‖y − cos θ x‖``, ``θ = ∠(x, y)`` (docs/theory.md §1; the
+    2021 paper misplaces ``κ^(−1/2)`` in ``exp``). At the antipode, where ``log`` is not unique,
+    a fixed data-independent direction is returned. Distances are ``R·θ`` (radians when
+    ``R = 1``); a private release needs a radius below ``r* = πR/4``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension ``d ≥ 1``; points have ``d + 1`` coordinates.
+    radius : float
+        The sphere's radius ``R > 0`` (default 1).
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` is not an integer ``≥ 1`` or ``radius`` is not finite and positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Sphere
+    >>> S2 = Sphere(2)
+    >>> S2.origin
+    array([0., 0., 1.])
+    >>> round(float(S2.dist(S2.origin, np.array([0.0, 1.0, 0.0]))), 6)
+    1.570796
+    >>> float(S2.assumption_radius) == np.pi / 4
+    True
     """
 
     dim: int

@@ -245,14 +245,52 @@ class PrivacyAccountant:
     ``charge(event)`` atomically checks the budget and records the release, or raises
     ``BudgetExceededError`` and records nothing; ``spend`` is the same method. Events come from
     ``pure_dp_event`` and ``gaussian_dp_event`` (a ``ComposedDpEvent`` of them is charged as a
-    whole and recorded as its parts). A release path charges *before* it touches the data, so a
-    release that fails afterwards still counts: its computation may already have depended on
-    the data. All methods are thread-safe: the check and the record happen under one lock, so
-    concurrent releases can never overspend. The budget is fixed at construction (read-only
-    ``epsilon`` and ``delta``). ``adaptive=True`` (default): releases may be chosen from
-    earlier outputs, and the spent ε is basic composition of the pure releases plus μ-GDP of the
-    Gaussian ones, valid as a privacy filter. ``adaptive=False``: the sequence is fixed in
-    advance, and the spent ε is the smaller of that and the PLD bound (module docstring).
+    whole and recorded as its parts); ``private_frechet_mean`` and ``private_frechet_variance``
+    charge their own. A release path charges *before* it touches the data, so a release that
+    fails afterwards still counts: its computation may already have depended on the data. All
+    methods are thread-safe: the check and the record happen under one lock, so concurrent
+    releases can never overspend. The budget is fixed at construction. Theory:
+    docs/theory.md §4 ("Privacy events and composition").
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε budget, finite and ``> 0``.
+    delta : float
+        The δ budget in ``[0, 1)``; with ``0`` (default) only pure ε-DP releases are admitted.
+    adaptive : bool
+        ``True`` (default): releases may be chosen from earlier outputs, and the spent ε is basic
+        composition of the pure releases plus μ-GDP of the Gaussian ones, valid as a privacy
+        filter. ``False``: the sequence is fixed in advance, and the spent ε is the smaller of that
+        and the privacy-loss-distribution bound (module docstring).
+
+    Attributes
+    ----------
+    epsilon : float
+        The ε budget (read-only).
+    delta : float
+        The δ budget (read-only).
+    events : tuple
+        The recorded ``dp_accounting`` events.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and positive or ``delta`` is not in ``[0, 1)``.
+    TypeError
+        If ``adaptive`` is not a bool.
+
+    Examples
+    --------
+    >>> from manifold_dp import PrivacyAccountant
+    >>> from manifold_dp.privacy import pure_dp_event
+    >>> acc = PrivacyAccountant(epsilon=1.0)
+    >>> acc.charge(pure_dp_event(0.5))
+    >>> spent_epsilon, spent_delta = acc.spent()  # ε is rounded up by a few ulps, never down
+    >>> round(spent_epsilon, 9), spent_delta, round(acc.remaining(), 9)
+    (0.5, 0.0, 0.5)
+    >>> acc.can_spend(pure_dp_event(0.75))
+    False
     """
 
     def __init__(self, epsilon, delta=0.0, *, adaptive=True):
@@ -280,8 +318,18 @@ class PrivacyAccountant:
             return tuple(self._events)
 
     def spent(self, events=None):
-        """``(ε, δ)`` spent by ``events`` (default: the recorded ones) at the budget's δ; δ is 0
-        when the ε holds as pure DP."""
+        """The privacy spent, at the budget's δ.
+
+        Parameters
+        ----------
+        events : iterable of dp_accounting events, optional
+            Events to evaluate instead of the recorded ones (nothing is recorded).
+
+        Returns
+        -------
+        tuple of (float, float)
+            ``(ε, δ)``; δ is 0 when the ε holds as pure DP (only pure releases).
+        """
         if events is None:
             with self._lock:
                 return self._composition.spent()
@@ -289,21 +337,35 @@ class PrivacyAccountant:
         return _Composition(self._delta, tight=not self._adaptive).extended(leaves).spent()
 
     def remaining(self):
-        """ε left in the budget (never negative)."""
+        """ε left in the budget (never negative), as a float."""
         with self._lock:
             return max(self._epsilon - self._composition.spent()[0], 0.0)
 
     def can_spend(self, event):
-        """Whether ``event`` would fit now (a later ``charge`` may still be refused if others
-        charge in between: only ``charge`` is an atomic check-and-record)."""
+        """Whether ``event`` would fit now, as a bool; nothing is recorded (a later ``charge`` may
+        still be refused if others charge in between: only ``charge`` is an atomic
+        check-and-record). Raises like ``charge`` for a malformed event."""
         leaves = _leaf_events(event)
         with self._lock:
             return self._extended_if_fits(leaves) is not None
 
     def charge(self, event):
-        """Record ``event`` if it fits the budget, atomically; otherwise raise
-        ``BudgetExceededError`` (or ``TypeError``/``ValueError`` for a malformed event) and
-        record nothing."""
+        """Record ``event`` if it fits the budget, atomically; otherwise record nothing.
+
+        Parameters
+        ----------
+        event : dp_accounting event
+            From ``pure_dp_event`` or ``gaussian_dp_event``, or a ``ComposedDpEvent`` of them.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the composition with ``event`` would exceed the budget.
+        TypeError
+            If ``event`` is not an event of this module.
+        ValueError
+            If ``event`` is malformed (e.g. a negative or NaN parameter, which would refund budget).
+        """
         leaves = _leaf_events(event)
         with self._lock:
             composition = self._extended_if_fits(leaves)

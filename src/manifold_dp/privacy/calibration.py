@@ -1,4 +1,4 @@
-"""Noise calibration for the Gaussian mechanism (SPEC §4, tangent Gaussian)."""
+"""Noise calibration for the Gaussian mechanism (docs/theory.md §4, tangent Gaussian)."""
 
 import numpy as np
 from scipy.optimize import brentq
@@ -12,7 +12,7 @@ __all__ = ["gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigm
 def gaussian_delta(sigma, sensitivity, epsilon):
     """Exact ``δ(ε)`` of the Gaussian mechanism (Balle & Wang 2018, Thm 8):
     ``Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``. (The 2023 paper prints both arguments with
-    the same sign: a typo, SPEC §4.) Computed in log space for accuracy at small ``δ``."""
+    the same sign: a typo, docs/theory.md §4.) Computed in log space for accuracy at small ``δ``."""
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     first = log_ndtr(a - b)

@@ -1,4 +1,4 @@
-"""Sensitivity bounds of the Fréchet mean for data in a geodesic ball ``B_r(m0)`` (SPEC §3).
+"""Sensitivity bounds of the Fréchet mean for data in a geodesic ball ``B_r(m0)`` (docs/theory.md §3).
 
 Neighbouring datasets replace one of ``n`` records. Curvature enters through
 ``h(r, κ) = 2r√κ cot(2r√κ)`` (strong convexity of ``F`` on the ball) and a Lipschitz constant
@@ -21,7 +21,7 @@ def log_lipschitz(radius, kappa_max, bound="tight"):
     ``"paper"``: ``2 − h(r, κ)`` (Karcher 1977, as used by 2021 Thm 2 and 2022 Thm 2).
     ``"tight"``: ``2r√κ / sin(2r√κ)``, by Rauch comparison: with sectional curvature ``≤ κ``,
     ``‖d exp_m(v) w‖ ≥ (sin(√κ|v|)/(√κ|v|))‖w‖`` for ``w ⊥ v`` and radial directions are
-    isometric, so ``‖d log_m‖ ≤ √κ t / sin(√κ t)`` at distance ``t ≤ 2r`` (SPEC §3). Both are 1
+    isometric, so ``‖d log_m‖ ≤ √κ t / sin(√κ t)`` at distance ``t ≤ 2r`` (docs/theory.md §3). Both are 1
     when ``κ ≤ 0``. The tight one is never larger: ``a/sin a ≤ 2 − a cot a`` on ``(0, π/2)``.
     """
     if bound not in BOUNDS:
@@ -37,11 +37,49 @@ def log_lipschitz(radius, kappa_max, bound="tight"):
 def frechet_mean_sensitivity(manifold, *, n, radius, kind="laplace", bound="tight"):
     """Sensitivity of the Fréchet mean for ``n`` records in a ball of radius ``radius``.
 
-    ``kind="laplace"``: ``sup ρ(x̄(D), x̄(D')) ≤ 2rL/(n h)`` (2021 Thm 2 with ``L = 2 − h``).
-    ``kind="kng"``: ``sup_x ‖∇F(x; D) − ∇F(x; D')‖_x ≤ 2rL/n`` (2022 Thm 2).
-    ``kind="log_euclidean"``: ``2r/n`` in the log-Euclidean distance (2023 Thm 3); on
-    ``SPDLogEuclidean`` and ``Euclidean`` this equals the ``laplace`` bound.
-    Raises ``ValueError`` when ``radius`` breaks Assumption 1 (``r < r*``).
+    Neighbouring datasets replace one record; every record lies in ``B_r(m0)`` with ``r < r*``
+    (Assumption 1). Proofs: docs/theory.md §3. This is the bound before the public optimisation
+    and float64 slack that a release adds (``privacy.release.calibrate``).
+
+    Parameters
+    ----------
+    manifold : Manifold
+        The space; only its curvature bounds (and, for ``"log_euclidean"``, its flat chart) matter.
+    n : int
+        The number of records (public), ``≥ 1``.
+    radius : float
+        The radius ``r`` of the public ball, in the manifold's geodesic distance, ``0 < r < r*``.
+    kind : {"laplace", "kng", "log_euclidean"}
+        ``"laplace"``: ``sup ρ(x̄(D), x̄(D')) ≤ 2rL/(nh)`` (Reimherr et al. 2021, Thm 2, there with
+        ``L = 2 − h``). ``"kng"``: ``sup_x ‖∇F(x; D) − ∇F(x; D')‖_x ≤ 2rL/n`` (Soto et al. 2022,
+        Thm 2). ``"log_euclidean"``: ``2r/n`` in the log-Euclidean distance (Utpala et al. 2023,
+        Thm 3); on ``SPDLogEuclidean`` and ``Euclidean`` this equals the ``laplace`` bound.
+    bound : {"tight", "paper"}
+        The Lipschitz constant ``L`` of ``log`` over the ball (``log_lipschitz``): the Rauch
+        constant ``2r√κ/sin(2r√κ)`` (default) or the papers' ``2 − h``.
+
+    Returns
+    -------
+    float
+        The sensitivity ``Δ`` (geodesic distance for ``"laplace"``, tangent norm for ``"kng"``).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer ``≥ 1``, ``radius`` is not in ``(0, r*)``, ``kind`` or
+        ``bound`` is unknown, or ``"log_euclidean"`` is asked of a space without a flat chart.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Sphere, frechet_mean_sensitivity
+    >>> r, n = np.pi / 8, 100
+    >>> h = 2 * r / np.tan(2 * r)  # strong convexity on the ball, κ = 1
+    >>> L = 2 * r / np.sin(2 * r)  # Rauch constant
+    >>> bool(np.isclose(frechet_mean_sensitivity(Sphere(2), n=n, radius=r), 2 * r * L / (n * h)))
+    True
+    >>> round(frechet_mean_sensitivity(Sphere(2), n=n, radius=r, kind="kng"), 6)
+    0.008724
     """
     n = check_n(n)
     radius = check_radius(manifold, radius)

@@ -1,7 +1,8 @@
 """The Fréchet (Karcher) mean ``argmin_x (1/2n) Σ ρ²(x, x_i)``, to a certified accuracy.
 
 The privacy guarantees of ``manifold_dp.privacy`` hold for the exact minimiser, so the default
-tolerance is tight (‖∇F‖ ≤ 1e-10 × the data's spread), not geomstats' loose default (SPEC §2).
+tolerance is tight (‖∇F‖ ≤ 1e-10 × the data's spread), not geomstats' loose default
+(docs/theory.md §2).
 """
 
 from __future__ import annotations
@@ -120,21 +121,61 @@ def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
 
 def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None = None, init: ArrayLike | None = None,
                  step: float | None = None, tol: float = 1e-10, max_iter: int = 1000, check_assumption: bool = True) -> FrechetMeanResult:
-    """Fréchet mean of the records ``X`` (shape ``(n, *point_shape)``) on ``manifold``.
+    """Fréchet mean ``argmin_x Σ w_i ρ²(x, x_i)`` of the records ``X`` on ``manifold`` (not private).
 
     Closed form on a manifold with a flat chart (Euclidean, log-Euclidean). Elsewhere Karcher flow
     ``μ ← exp_μ(step · Σ w_i log_μ x_i)`` from an extrinsic/Procrustes start, until
     ``‖∇F(μ)‖ ≤ tol · max(spread, 1)`` where ``spread`` is the largest distance from the start
-    to a record. Warns when ``max_iter`` is reached first. ``step=None`` takes 1 where the
-    curvature is ≥ 0 and ``1/H`` on negatively curved spaces, ``H`` the Hessian bound at distance
-    ``2·spread`` (a fixed step 1 diverges there once the Hessian of ``F`` exceeds 2).
+    to a record (docs/theory.md §2). This is the non-private statistic; private releases use
+    ``certified_frechet_mean`` through ``private_frechet_mean``.
 
-    This is the non-private statistic; private releases use ``certified_frechet_mean``.
+    Parameters
+    ----------
+    X : array_like
+        The records, shape ``(n, *point_shape)`` (a numpy array, a memmap or a Dask array).
+    manifold : Manifold
+        The space the records live on (second: records come first in every public function).
+    weights : array_like, optional
+        ``n`` non-negative weights with a positive sum (not supported on Dask arrays).
+    init : array_like, optional
+        A starting point instead of the extrinsic/Procrustes start.
+    step : float, optional
+        Karcher step in ``(0, 1]``. ``None`` takes 1 where the curvature is ``≥ 0`` and ``1/H`` on
+        negatively curved spaces, ``H`` the Hessian bound at distance ``2·spread`` (a fixed step 1
+        diverges there once the Hessian of ``F`` exceeds 2).
+    tol : float
+        Relative tolerance on ``‖∇F‖`` (default ``1e-10``).
+    max_iter : int
+        Largest number of Karcher steps; a ``RuntimeWarning`` is issued when it is reached first.
+    check_assumption : bool
+        On a positively curved space (sphere, Kendall) the minimiser is unique only when the data
+        lie in a ball of radius below ``r*`` (docs/theory.md §3, Assumption 1): check that an
+        enclosing ball of radius ``< r*`` exists (``enclosing_radius``).
 
-    On a positively curved space (sphere, Kendall) the minimiser is unique only when the data lie
-    in a ball of radius below ``r*`` (SPEC §3, Assumption 1); with ``check_assumption`` a dataset
-    that no ball of radius ``< r*`` is found to contain (``enclosing_radius``) raises
-    ``CurvatureAssumptionError``.
+    Returns
+    -------
+    FrechetMeanResult
+        ``point`` (the mean), ``n_iter``, ``converged`` and ``grad_norm`` (``‖∇F(point)‖``).
+
+    Raises
+    ------
+    TypeError
+        If the records and the manifold are passed in the wrong order.
+    ValueError
+        If a record is not a point of ``manifold`` or ``step`` is outside ``(0, 1]``.
+    CurvatureAssumptionError
+        If ``check_assumption`` and no ball of radius ``< r*`` is found to contain the records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Sphere, frechet_mean
+    >>> S2 = Sphere(2)
+    >>> a = 0.3  # four directions 0.3 rad from the north pole, symmetric about it
+    >>> X = np.array([[np.sin(a), 0, np.cos(a)], [-np.sin(a), 0, np.cos(a)], [0, np.sin(a), np.cos(a)], [0, -np.sin(a), np.cos(a)]])
+    >>> result = frechet_mean(X, S2)
+    >>> np.round(result.point, 8) + 0.0, result.converged
+    (array([0., 0., 1.]), True)
     """
     check_order(X, manifold, "frechet_mean")
     records = Records(X, manifold, weights)
@@ -167,7 +208,7 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
         if enclosing_radius(manifold, records, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
             raise CurvatureAssumptionError(
                 f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
-                "the Fréchet mean may not be unique (SPEC §3, Assumption 1); pass check_assumption=False to skip"
+                "the Fréchet mean may not be unique (docs/theory.md §3, Assumption 1); pass check_assumption=False to skip"
             )
     return FrechetMeanResult(mu, n_iter, converged, gnorm)
 
@@ -198,8 +239,8 @@ MAX_CERTIFIED_ITERATIONS = 200_000
 
 def certified_frechet_mean(manifold, X, center, radius, accuracy):
     """The Fréchet mean of records in ``B_r(center)`` within ``accuracy`` of the exact minimiser,
-    by a number of steps fixed in advance from public quantities (SPEC §9: no data-dependent loop
-    exit, no data-dependent refusal, running time independent of the data).
+    by a number of steps fixed in advance from public quantities (docs/theory.md §2: no
+    data-dependent loop exit, no data-dependent refusal, running time independent of the data).
 
     Projected gradient descent from the public ``center``:
     ``μ ← P(exp_μ(−∇F(μ)/H))``, ``P`` the metric projection onto ``B_r(center)`` (``clip_to_ball``).
