@@ -88,3 +88,21 @@ def test_audit_rejects_bad_arguments():
         audit("nope")
     with pytest.raises(ValueError, match="samples"):
         audit("laplace-euclidean", samples=10)
+
+
+def test_under_noised_also_sharpens_the_radius_selection_and_restores_it():
+    # radius="auto": the power check must under-noise both parts, so the selection's ε₁ grows by 1/factor
+    from manifold_dp import Euclidean
+    from manifold_dp.privacy import radius_selection
+    from manifold_dp.privacy.radius_selection import AutoRadius
+    E = Euclidean(1)
+    X = np.linspace(-1, 1, 20)[:, None]
+    kw = dict(center=E.origin, radius=AutoRadius(quantile=0.5, grid=(0.25, 0.5, 1.0)), epsilon=1.0)
+    base = release.plan_release(X, E, **kw)
+    with under_noised(0.5):
+        sharp = release.plan_release(X, E, **kw)
+    prior = -radius_selection.SMALLER_RADIUS_PRIOR * np.arange(3)  # the public base measure is not sharpened
+    assert np.allclose(sharp._log_weights - prior, 2 * (base._log_weights - prior)) and np.any(base._log_weights != prior)
+    assert [c.sigma for c, _ in sharp.stages] == pytest.approx([0.5 * c.sigma for c, _ in base.stages])
+    assert radius_selection.selection_log_weights(np.array([-2.0]), 1.0)[0] == -1.0  # restored
+    assert np.array_equal(release.plan_release(X, E, **kw)._log_weights, base._log_weights)

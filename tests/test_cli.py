@@ -507,3 +507,44 @@ def test_progress_is_drawn_only_on_a_terminal(monkeypatch):
     assert bar is not items and list(bar) == items
     cli._progress("laplace-euclidean", 10)(5, 10)
     assert "R21-F2 r" in sys.stderr.getvalue() and "audit laplace-euclidean: 5/10 releases" in sys.stderr.getvalue()
+
+
+# --- the records' diagnostics, strict mode and a private radius ----------------------------
+
+def test_scaled_unit_vectors_are_reported_on_stderr_never_in_the_json(run, tmp_path):
+    path = tmp_path / "scaled.npy"
+    np.save(path, 3.0 * sphere_cap(200, rng=1))  # unit vectors × 3: not points of S²
+    res = run("release", path, *SPHERE_ARGS, "--seed", "1")
+    assert res.returncode == 0
+    assert "200 replaced by the centre" in res.stderr and "RecordsWarning" in res.stderr
+    assert "replaced" not in res.stdout and "clipped" not in res.stdout  # the JSON carries no diagnostics
+    json.loads(res.stdout)
+
+
+def test_strict_refuses_invalid_records_with_one_line(run, tmp_path):
+    path = tmp_path / "scaled.npy"
+    np.save(path, 3.0 * sphere_cap(50, rng=2))
+    assert_one_line_error(run("release", path, *SPHERE_ARGS, "--strict"), "strict", "not points of", "not charged")
+    good = tmp_path / "good.npy"
+    np.save(good, sphere_cap(50, rng=2))
+    assert run("release", good, *SPHERE_ARGS, "--strict", "--seed", "3").returncode == 0
+
+
+def test_radius_auto_releases_with_both_parts_in_the_certificate(run, tmp_path):
+    path = tmp_path / "dirs.npy"
+    np.save(path, sphere_cap(2000, rng=3))
+    res = run("release", path, "--manifold", "sphere", "--center", "origin", "--radius", "auto", "--epsilon", "2",
+              "--radius-budget", "0.25", "--seed", "4")
+    assert res.returncode == 0, res.stderr
+    cert = json.loads(res.stdout)["certificate"]
+    sel = cert["radius_selection"]
+    assert cert["epsilon"] == pytest.approx(2.0) and sel["epsilon"] == pytest.approx(0.5)
+    assert 0 < cert["radius"] < np.pi / 4 and cert["radius"] == pytest.approx(sel["chosen_radius"])
+
+
+def test_radius_auto_options_need_radius_auto(run, tmp_path):
+    path = tmp_path / "dirs.npy"
+    np.save(path, sphere_cap(20, rng=5))
+    assert_one_line_error(run("release", path, *SPHERE_ARGS, "--radius-quantile", "0.5"), "--radius auto only")
+    res = run("release", path, "--manifold", "sphere", "--center", "origin", "--radius", "big", "--epsilon", "1")
+    assert res.returncode == 2 and "'auto'" in res.stderr

@@ -2,8 +2,8 @@
 
 from .manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
 from .privacy import (
-    KNormGradient, PrivacyAccountant, PrivateRelease, RiemannianLaplace, TangentGaussian,
-    frechet_mean_sensitivity, private_frechet_mean, private_frechet_variance,
+    AutoRadius, InvalidRecordsError, KNormGradient, PrivacyAccountant, PrivateRelease, RecordsWarning, ReleaseWarning,
+    RiemannianLaplace, TangentGaussian, frechet_mean_sensitivity, private_frechet_mean, private_frechet_variance,
 )
 from .stats import CurvatureAssumptionError, frechet_mean
 
@@ -13,5 +13,16 @@ __all__ = [
     "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean", "KendallShape2D",
     "frechet_mean", "CurvatureAssumptionError",
     "private_frechet_mean", "private_frechet_variance", "PrivateRelease", "frechet_mean_sensitivity",
+    "AutoRadius", "RecordsWarning", "ReleaseWarning", "InvalidRecordsError",
     "RiemannianLaplace", "KNormGradient", "TangentGaussian", "PrivacyAccountant",
 ]
+
+
+def __getattr__(name):
+    """``PrivateFrechetMean`` needs scikit-learn: it is imported only when asked for, so that
+    ``import manifold_dp`` never imports scikit-learn (``manifold_dp.estimators``)."""
+    if name == "PrivateFrechetMean":
+        from .estimators import PrivateFrechetMean
+
+        return PrivateFrechetMean
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

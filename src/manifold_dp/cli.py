@@ -19,6 +19,7 @@ from ._cli_files import (SIZE_OPTIONS, CliError, build_manifold, check_output_pa
                          size_option, write_atomically)
 from .manifolds import REGISTRY
 from .privacy.measurements import AMBIENT_MECHANISMS
+from .privacy.radius_selection import AutoRadius
 from .privacy.release import MECHANISMS, private_frechet_mean
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
@@ -50,9 +51,15 @@ def cmd_release(args):
     sphere_radius = 1.0 if args.sphere_radius is None else args.sphere_radius
     manifold, records = build_manifold(args.manifold, data, sphere_radius, size, source=Path(args.data).name)
     center = parse_center(args.center, manifold)
-    rel = private_frechet_mean(records, manifold, center=center, radius=args.radius, epsilon=args.epsilon,
+    radius = args.radius
+    if radius == "auto":
+        radius = AutoRadius(quantile=args.radius_quantile, budget=args.radius_budget)
+    elif args.radius_quantile != AutoRadius.quantile or args.radius_budget != AutoRadius.budget:
+        raise CliError("--radius-quantile and --radius-budget apply to --radius auto only")
+    rel = private_frechet_mean(records, manifold, center=center, radius=radius, epsilon=args.epsilon,
                                delta=args.delta, mechanism=args.mechanism, bound=args.bound,
-                               calibration=args.calibration, restrict=args.restrict, round_to=args.round_to, rng=args.seed)
+                               calibration=args.calibration, restrict=args.restrict, round_to=args.round_to,
+                               strict=args.strict, rng=args.seed)
     text = rel.to_json(value=manifold.to_user(rel.point), indent=2)
     if output is not None:
         write_atomically(output, text + "\n")
@@ -227,10 +234,22 @@ AUDIT_SAMPLES = _integer_at_least(
     "to bound epsilon, and needs enough releases beyond each threshold)")
 
 
+def _radius(text):
+    """``--radius``: a number, or 'auto' (a private radius; the library checks the number)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a radius > 0 or 'auto', got {text!r}") from None
+
+
 def radius_help():
     """``--radius`` help: the units and the upper limit ``r*`` per manifold, read off the classes."""
     lines = ["public radius r of the data ball around --center, chosen without looking at the data (records "
-             "outside it are clipped into it). Its units (C: the centre, X: a record) and upper limit per manifold:"]
+             "outside it are clipped into it), or 'auto': a private radius, the ε-DP --radius-quantile of the "
+             "records' distances from the centre, chosen with --radius-budget of ε (the certificate shows both "
+             "parts; docs/statistics.md). Its units (C: the centre, X: a record) and upper limit per manifold:"]
     for name, cls in REGISTRY.items():
         m = cls.examples()[0]
         limit = f"r < {m.assumption_radius:.4g}" if np.isfinite(m.assumption_radius) else "no upper limit"
@@ -297,7 +316,14 @@ def _release_arguments(r):
                    help="kendall2d: k landmarks, records x1,y1,...,xk,yk of 2k numbers" + from_file)
     r.add_argument("--center", required=True, help="public centre of the data ball, chosen without looking at the "
                    "data: 'origin' (north pole, identity, e0, regular polygon, zero), numbers 'a,b,c' or a .npy file")
-    r.add_argument("--radius", required=True, type=float, help=radius_help())
+    r.add_argument("--radius", required=True, type=_radius, help=radius_help())
+    r.add_argument("--radius-quantile", type=float, default=AutoRadius.quantile, metavar="Q",
+                   help="--radius auto: the quantile q of the records' distances from the centre to aim for")
+    r.add_argument("--radius-budget", type=float, default=AutoRadius.budget, metavar="F",
+                   help="--radius auto: the fraction of --epsilon spent choosing the radius (the release gets the rest)")
+    r.add_argument("--strict", action="store_true", help="refuse to release (exit 2, nothing charged) when any "
+                   "record is non-finite or off the manifold, instead of replacing it by the centre; records "
+                   "outside the ball are still clipped. A refusal depends on the data: for your own checks")
     r.add_argument("--epsilon", required=True, type=float, help="privacy loss ε > 0: smaller is more private, noisier")
     r.add_argument("--delta", type=float, help="δ in (0, 1) of (ε, δ)-DP, needed by "
                    f"{' and '.join(DELTA_MECHANISMS)} (default: none, pure ε-DP)")

@@ -2,11 +2,13 @@
 
 from .accounting import BudgetExceededError, PrivacyAccountant, gaussian_dp_event, pure_dp_event
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
-from .certificate import CERTIFICATE_SCHEMA, Certificate
-from . import measurements
+from .certificate import CERTIFICATE_SCHEMA, Certificate, RadiusSelection
+from . import measurements, radius_selection
 from .measurements import Measurement
 from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian
-from .release import PrivateRelease, prepare_records, private_frechet_mean, private_frechet_variance
+from .radius_selection import AutoRadius
+from .release import (InvalidRecordsError, PrivateRelease, RecordsWarning, ReleaseWarning, prepare_records,
+                      private_frechet_mean, private_frechet_variance)
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound, log_lipschitz
 
 __all__ = [
@@ -14,5 +16,6 @@ __all__ = [
     "analytic_gaussian_sigma", "classical_gaussian_sigma",
     "measurements", "Measurement", "RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise",
     "private_frechet_mean", "private_frechet_variance", "PrivateRelease", "Certificate", "CERTIFICATE_SCHEMA",
-    "prepare_records", "PrivacyAccountant", "BudgetExceededError", "pure_dp_event", "gaussian_dp_event",
+    "prepare_records", "AutoRadius", "RadiusSelection", "radius_selection", "RecordsWarning", "ReleaseWarning",
+    "InvalidRecordsError", "PrivacyAccountant", "BudgetExceededError", "pure_dp_event", "gaussian_dp_event",
 ]

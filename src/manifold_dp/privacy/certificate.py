@@ -4,14 +4,34 @@ Every field is a function of public parameters (never of the data): what was rel
 which guarantee, by which mechanism at which scale, and how the output was post-processed. The
 JSON schema is ``CERTIFICATE_SCHEMA`` (a JSON Schema document) and is described in
 ``docs/certificate.md``; ``Certificate.to_json`` is the only serialisation (the CLI uses it).
+Schema 2 added ``radius_selection`` (``radius="auto"``: the radius is itself a private release).
 """
 
 import json
 from dataclasses import asdict, dataclass, fields
 
-__all__ = ["Certificate"]
+__all__ = ["Certificate", "RadiusSelection"]
 
-SCHEMA_ID = "manifold_dp.certificate/1"
+SCHEMA_ID = "manifold_dp.certificate/2"
+
+
+@dataclass(frozen=True)
+class RadiusSelection:
+    """How a private radius was chosen (``radius="auto"``): the exponential mechanism over a
+    public grid, its ε, and the radius it chose (itself a private output, released with the
+    statistic). ``epsilon + release_epsilon`` is the certificate's ``epsilon`` (``composition``
+    says by which theorem)."""
+
+    mechanism: str
+    theorem: str
+    utility: str
+    epsilon: float
+    release_epsilon: float
+    quantile: float
+    grid: str
+    candidates: int
+    chosen_radius: float
+    composition: str
 
 
 @dataclass(frozen=True)
@@ -20,7 +40,10 @@ class Certificate:
     ``"tangent_gaussian"``, ``"ambient_laplace"``, ``"ambient_gaussian"``,
     ``"coordinate_laplace"``) and round-trips; ``mechanism_title`` is for people. ``delta`` is 0
     for a pure ε-DP release, whatever ``delta`` the call was given. ``sampler_acceptance`` is
-    ``None`` where it would depend on the data (then it is withheld)."""
+    ``None`` where it would depend on the data (then it is withheld). ``radius_selection`` is
+    ``None`` unless the radius was chosen privately (``radius="auto"``): then ``epsilon`` and
+    ``delta`` are the totals of the selection and the release, ``radius`` is the chosen radius,
+    and ``sensitivity``, ``scale`` and ``scale_rule`` are those of the release at that radius."""
 
     statistic: str
     mechanism: str
@@ -42,6 +65,7 @@ class Certificate:
     output_grid: str
     output_grid_spacing: float | None
     library_version: str
+    radius_selection: RadiusSelection | None = None
     schema: str = SCHEMA_ID
 
     def to_dict(self):
@@ -55,12 +79,24 @@ class Certificate:
         for key in ("manifold", "n", "radius", "sensitivity", "sensitivity_bound", "scale", "scale_rule",
                     "restriction", "sampler", "sampler_acceptance", "optimisation", "output_grid"):
             lines.append(f"  {key}: {getattr(self, key)}")
+        if self.radius_selection is not None:
+            sel = self.radius_selection
+            lines.append(f"  radius_selection: {sel.mechanism} ({sel.theorem}), epsilon {sel.epsilon:g} of {self.epsilon:g}, "
+                         f"quantile {sel.quantile:g}, {sel.candidates} candidates ({sel.grid}); {sel.composition}")
         return "\n".join(lines)
 
 
+_SIMPLE = {str: "string", int: "integer", float: "number"}
+
+
 def _json_type(annotation):
-    simple = {str: "string", int: "integer", float: "number"}
-    return {"type": simple[annotation]} if annotation in simple else {"type": ["number", "null"]}  # float | None
+    if annotation in _SIMPLE:
+        return {"type": _SIMPLE[annotation]}
+    if annotation == (RadiusSelection | None):
+        return {"type": ["object", "null"], "required": [f.name for f in fields(RadiusSelection)],
+                "additionalProperties": False,
+                "properties": {f.name: {"type": _SIMPLE[f.type]} for f in fields(RadiusSelection)}}
+    return {"type": ["number", "null"]}  # float | None
 
 
 CERTIFICATE_SCHEMA = {

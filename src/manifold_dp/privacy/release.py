@@ -15,8 +15,17 @@ Stages, in this order (docs/security.md, public-only control flow):
 
 A private statistic is a small declaration on top: ``private_frechet_mean`` and
 ``private_frechet_variance`` below. Whether a release succeeds, which error it raises, what it
-warns and (up to the samplers' noise, docs/security.md) how long it runs depend on public
-parameters only. The non-private statistic never leaves this module.
+warns (``ReleaseWarning``) and (up to the samplers' noise, docs/security.md) how long it runs
+depend on public parameters only. The non-private statistic never leaves this module.
+
+Two things are deliberately *not* public, and are for the trusted data holder only:
+``RecordsWarning`` (how many records were replaced or clipped, counts only) and, with
+``strict=True``, ``InvalidRecordsError`` (raised before the charge, nothing released).
+
+``radius="auto"`` (``AutoRadius``) adds a private stage: a radius drawn by the exponential
+mechanism from a public grid (``privacy.radius_selection``), every candidate of which has passed
+stage 2 beforehand, then stages 4–5 at that radius; both parts are charged before the data are
+read.
 """
 
 from __future__ import annotations
@@ -25,7 +34,10 @@ import dataclasses
 import json
 import math
 import warnings
+import os
+import sys
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import gammainccinv
@@ -34,23 +46,26 @@ from .._random import as_generator
 from .._validation import check_delta, check_epsilon, check_positive, check_radius
 from ..manifolds import Euclidean
 from ..manifolds.base import check_order
-from ..records import is_dask
+from ..records import CHUNK, is_dask
 from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, certified_frechet_mean, certified_iterations, hessian_upper_bound,
                               mean_squared_distance)
 from . import measurements
+from . import radius_selection as _selection
 from numpy.typing import ArrayLike
 
 from .._random import RngLike
 from ..manifolds.base import Manifold
-from .accounting import PrivacyAccountant, check_accountant
-from .certificate import Certificate
+from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
+from .certificate import Certificate, RadiusSelection
+from .radius_selection import AutoRadius
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound
 
-__all__ = ["ReleaseWarning", "PrivateRelease", "validate_center", "record_count", "check_public",
-           "Calibration", "mean_accuracy", "calibrate", "check_reach", "charge", "prepare_records",
-           "prepared", "ambient_mean", "output_grid", "finish", "check_round_to", "Plan",
-           "plan_release", "private_frechet_mean", "frechet_variance_sensitivity",
-           "private_frechet_variance"]
+__all__ = ["ReleaseWarning", "RecordsWarning", "InvalidRecordsError", "PrivateRelease", "validate_center",
+           "record_count", "check_public", "Calibration", "mean_accuracy", "calibrate", "check_reach",
+           "expected_noise_distance", "warn_if_mostly_noise", "charge", "RecordCounts", "prepare_records",
+           "prepared", "record_distances", "check_strict", "warn_records", "ambient_mean", "output_grid", "finish",
+           "check_round_to", "Plan", "AutoRadius", "AutoPlan", "plan_release", "private_frechet_mean",
+           "frechet_variance_sensitivity", "private_frechet_variance"]
 
 MECHANISMS = ("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
 OPTIMISATION_SLACK = 1e-6  # the mean is certified within max(OPTIMISATION_SLACK·Δ, FLOAT_FLOOR·r) of the exact one
@@ -61,13 +76,67 @@ GRID_ABOVE_ULP = 2.0**-40  # ... and at least 2^12 float spacings of the coordin
 
 
 class ReleaseWarning(UserWarning):
-    """A warning about a release; its text is a function of public parameters only."""
+    """A warning about a release; its text is a function of public parameters only (and, with
+    ``radius="auto"``, of the private radius, which is released anyway). Safe to show anyone."""
+
+
+class RecordsWarning(UserWarning):
+    """Diagnostics about the records themselves: how many were replaced by the centre
+    (non-finite, or not on the manifold) and how many were clipped into the ball — counts only,
+    never values. **Data-dependent**: meant for the trusted data holder's own terminal, never
+    part of a certificate or of the released JSON. A service that forwards warnings to untrusted
+    parties must filter it: ``warnings.simplefilter("ignore", RecordsWarning)``."""
+
+
+class InvalidRecordsError(ValueError):
+    """``strict=True`` and some records are non-finite or not on the manifold (the message gives
+    counts only). Raised before the accountant is charged; nothing is released. Whether it is
+    raised depends on the data: it is for the data holder's own checks (docs/security.md)."""
+
+
+def _warn(message, category):
+    """``warnings.warn`` pointing at the first caller outside manifold_dp."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 @dataclass(frozen=True)
 class PrivateRelease:
-    """A private statistic and its certificate. ``value`` (``point`` for a mean) is the only
-    data-dependent value."""
+    """A private statistic and its certificate, as ``private_frechet_mean`` and
+    ``private_frechet_variance`` return them.
+
+    Parameters
+    ----------
+    value : array_like or float
+        The released statistic: a point of the manifold (a mean) or a float (a variance). With
+        the certificate's ``radius`` when ``radius="auto"`` chose it, the only data-dependent
+        output; everything else is public.
+    certificate : Certificate
+        What the release guarantees (``privacy.certificate``; ``to_json`` for the JSON form).
+
+    Attributes
+    ----------
+    point : numpy.ndarray
+        The released point (``value``, for a mean).
+    epsilon, delta, mechanism, sensitivity, scale, radius
+        The certificate's fields; with ``radius="auto"`` ``epsilon`` and ``delta`` are the
+        totals and ``radius`` the chosen one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Sphere, private_frechet_mean
+    >>> S = Sphere(2)
+    >>> X = S.random_point(S.origin, 0.3, size=100, rng=0)
+    >>> rel = private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1)
+    >>> rel.point.shape, rel.epsilon, rel.certificate.schema
+    ((3,), 1.0, 'manifold_dp.certificate/2')
+    >>> import json; sorted(json.loads(rel.to_json()))
+    ['certificate', 'value']
+    """
 
     value: object
     certificate: Certificate = field(repr=False)
@@ -78,6 +147,7 @@ class PrivateRelease:
     mechanism = property(lambda self: self.certificate.mechanism)
     sensitivity = property(lambda self: self.certificate.sensitivity)
     scale = property(lambda self: self.certificate.scale)
+    radius = property(lambda self: self.certificate.radius, doc="The public (or privately chosen) ball radius.")
 
     def to_dict(self, value=None):
         """``{"value": …, "certificate": …}``; ``value`` overrides the layout of the value (the
@@ -143,8 +213,11 @@ def record_count(manifold, X):
     return int(shape[0])
 
 
-def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, bound, calibration, restrict, accountant):
-    """Stage 1: every public parameter checked, in a fixed order; returns them normalised."""
+def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, bound, calibration, restrict, accountant,
+                 strict=False):
+    """Stage 1: every public parameter checked, in a fixed order; returns them normalised.
+    ``radius`` may be ``"auto"`` or an ``AutoRadius`` (then ``radius`` is ``None`` and ``auto``
+    holds the selection's parameters)."""
     check_order(X, manifold, "a private release")
     epsilon = check_epsilon(epsilon)
     if mechanism not in MECHANISMS:
@@ -157,8 +230,14 @@ def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, boun
         raise ValueError(f"bound must be 'tight' or 'paper', got {bound!r}")
     if not isinstance(restrict, (bool, np.bool_)):
         raise TypeError(f"restrict must be True or False, got {type(restrict).__name__}")
+    if not isinstance(strict, (bool, np.bool_)):
+        raise TypeError(f"strict must be True or False, got {type(strict).__name__}")
     accountant = check_accountant(accountant)
-    radius = check_radius(manifold, radius)
+    auto = _selection.auto_radius(radius)
+    radius = check_radius(manifold, radius) if auto is None else None
+    if auto is not None and is_dask(X):
+        raise ValueError("radius='auto' reads every record's distance from the centre in memory: not supported on "
+                         "Dask arrays; give a number, or choose it on a sample you may spend budget on")
     center = validate_center(manifold, center)
     if mechanism == "tangent_gaussian" and not manifold.flat_chart:
         raise ValueError(f"mechanism='tangent_gaussian' needs a manifold with a flat chart (SPDLogEuclidean, Euclidean), got {manifold!r}")
@@ -168,7 +247,7 @@ def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, boun
         raise ValueError("mechanism='kng' evaluates ∇F over all records at every proposal: not supported on Dask arrays")
     n = record_count(manifold, X)
     return dict(n=n, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
-                calibration=calibration, restrict=bool(restrict), accountant=accountant)
+                calibration=calibration, restrict=bool(restrict), accountant=accountant, auto=auto, strict=bool(strict))
 
 
 # --- stage 2: calibration, from public values only ------------------------------------------
@@ -295,6 +374,48 @@ def _fits_float64(manifold, center, radius, sigma, restricted):
     return base + radius + reach <= LOG_FLOAT_MAX
 
 
+def expected_noise_distance(manifold, measurement):
+    """About how far the noise moves the statistic, from public values only (the
+    measurement's mechanism and scale, the manifold's dimension ``d`` or ambient dimension
+    ``D``): the rule behind the "mostly noise" warning.
+
+    - Laplace-type radial laws ``∝ exp(−ρ/σ)·J(ρ)`` (``"laplace"``, restricted or not, and
+      ``"kng"``, whose ``‖∇F‖`` grows like ``ρ``): ``d·σ`` (exact in ``R^d``, where
+      ``ρ ~ Gamma(d, σ)``);
+    - ``"tangent_gaussian"``: ``σ·√d`` (``E‖N(0, σ²I_d)‖ ≈ σ√d``);
+    - ``"ambient_laplace"`` (ℓ2 K-norm in ``R^D``): ``D·σ``; ``"coordinate_laplace"`` (iid
+      Laplace ``b``): ``b·√(2D)``; ``"ambient_gaussian"``: ``σ·√D``.
+    """
+    sigma, mechanism = measurement.scale, measurement.mechanism
+    if mechanism in ("laplace", "kng"):
+        return manifold.dim * sigma
+    if mechanism == "tangent_gaussian":
+        return sigma * math.sqrt(manifold.dim)
+    D = manifold.ambient_dim
+    return {"ambient_laplace": D * sigma, "coordinate_laplace": sigma * math.sqrt(2 * D),
+            "ambient_gaussian": sigma * math.sqrt(D)}[mechanism]
+
+
+def warn_if_mostly_noise(manifold, statistic, measurement, radius, n):
+    """``ReleaseWarning`` (public) when the noise swamps what the ball lets the data say: for a
+    mean, ``expected_noise_distance`` above the radius; for the variance (which lies in
+    ``[0, r²]``), a Laplace scale above ``r²``. The scale falls like ``1/(n·ε)``, so the message
+    says by how much ``n·ε`` would have to grow."""
+    if statistic == "frechet_variance":
+        noise, room, what = measurement.scale, radius**2, f"the variance's Laplace scale ({measurement.scale:.3g})"
+        where = f"r² = {room:.3g}, the largest variance the ball allows"
+    else:
+        noise, room = expected_noise_distance(manifold, measurement), radius
+        what = (f"the expected distance of the noise from the mean (≈ {noise:.3g} for mechanism={measurement.mechanism!r}, "
+                f"scale {measurement.scale:.3g}, dimension {manifold.dim})")
+        where = f"the ball radius {radius:g}"
+    if noise > room:
+        _warn(f"{what} exceeds {where}: the release is mostly noise. The scale falls like 1/(n·epsilon) "
+              f"(n = {n}, epsilon = {measurement.epsilon:g}): increase epsilon or n about {noise / room:.2g}-fold"
+              + ("" if statistic == "frechet_variance" else "; on a curved space a smaller radius also helps"),
+              ReleaseWarning)
+
+
 # --- stage 3: the accountant ------------------------------------------------------------------
 
 def charge(accountant, measurement):
@@ -305,31 +426,127 @@ def charge(accountant, measurement):
 
 # --- stage 4: the records ---------------------------------------------------------------------
 
+class RecordCounts(NamedTuple):
+    """What ``prepare_records`` did to the ``n`` records: how many it replaced by the centre
+    because they were non-finite, or finite but not on the manifold, and how many the clip moved
+    into the ball. Data-dependent: for the data holder only (``RecordsWarning``)."""
+
+    n: int
+    non_finite: int
+    off_manifold: int
+    clipped: int
+
+    @property
+    def replaced(self):
+        return self.non_finite + self.off_manifold
+
+
+def _validity(manifold, X):
+    """``(points, finite, ok)``: the records in the manifold's layout, which were finite as given,
+    and which are finite points of the manifold (``manifold.belongs``)."""
+    X = np.asarray(X)
+    n = X.shape[0]
+    with np.errstate(all="ignore"):
+        finite = np.all(np.isfinite(X.reshape(n, int(np.prod(X.shape[1:], dtype=np.int64)))), axis=1)
+        points = np.asarray(manifold.as_points(X), dtype=manifold.dtype)
+        ok = manifold.belongs(points)
+    return points, finite, ok
+
+
+def _sanitised(manifold, points, ok, center):
+    """Invalid records replaced by ``center``, the others projected onto the manifold."""
+    keep = manifold._expand(ok)
+    with np.errstate(all="ignore"):
+        return np.where(keep, manifold.project(np.where(keep, points, center)), center)
+
+
 def prepare_records(manifold, X, center, radius):
     """Record by record: non-finite or off-manifold records become ``center``
     (data-independent), the rest are projected onto the manifold and clipped into
-    ``B_radius(center)``. Returns ``(records, n_replaced)``; ``n_replaced`` is not private.
-    Users' layouts (``manifold.user_point_shapes``) are converted first."""
-    X = np.asarray(X)
+    ``B_radius(center)``. Users' layouts (``manifold.user_point_shapes``) are converted first.
+
+    Returns ``(records, counts)``, ``counts`` a ``RecordCounts`` (not private: for the data
+    holder's diagnostics only). The counts cost no extra pass: finiteness and the manifold check
+    are the ones the replacement needs, and a record counts as clipped when the clip changed it
+    (inside the ball ``clip_to_ball`` returns it unchanged)."""
+    points, finite, ok = _validity(manifold, X)
+    X = inside = _sanitised(manifold, points, ok, center)
     with np.errstate(all="ignore"):
-        X = np.asarray(manifold.as_points(X), dtype=manifold.dtype)
-        ok = manifold.belongs(X)
-        safe = np.where(manifold._expand(ok), X, center)
-        X = np.where(manifold._expand(ok), manifold.project(safe), center)
         X = manifold.clip_to_ball(X, center, radius)
-    return X, int(np.sum(~ok))
+    moved = np.any((X != inside).reshape(len(ok), -1), axis=1)
+    counts = RecordCounts(int(len(ok)), int(np.sum(~finite)), int(np.sum(finite & ~ok)), int(np.sum(moved)))
+    return X, counts
 
 
 def prepared(manifold, X, center, radius):
-    """The prepared records, in memory or (Dask) prepared block by block on the workers."""
+    """The prepared records, in memory (with one ``RecordsWarning`` giving the counts when any
+    record was replaced or clipped), or (Dask) prepared block by block on the workers. On Dask
+    arrays the diagnostics are skipped: the records are read once per pass of the certified mean
+    and no pass is spent on counting (``strict=True`` still makes its own validity pass)."""
     if not is_dask(X):
-        return prepare_records(manifold, X, center, radius)[0]
+        records, counts = prepare_records(manifold, X, center, radius)
+        warn_records(manifold, counts, radius)
+        return records
     X = X.rechunk({i: -1 for i in range(1, X.ndim)})
     return X.map_blocks(_prepare_block, manifold, center, radius, dtype=manifold.dtype)
 
 
 def _prepare_block(block, manifold, center, radius):
     return prepare_records(manifold, block, center, radius)[0]
+
+
+def record_distances(manifold, X, center):
+    """``ρ(center, x_i)`` of every record as the release sees it: invalid records (non-finite, off
+    the manifold) at distance 0, since they are replaced by the centre. In memory only."""
+    points, _, ok = _validity(manifold, X)
+    with np.errstate(all="ignore"):
+        return np.where(ok, manifold.dist(center, _sanitised(manifold, points, ok, center)), 0.0)
+
+
+def _invalid_counts(block, manifold):
+    _, finite, ok = _validity(manifold, block)
+    return np.array([np.sum(~finite), np.sum(finite & ~ok)], dtype=np.int64)
+
+
+def check_strict(manifold, X, strict):
+    """``strict=True``: one validity pass over the records (numpy in blocks, or Dask), and
+    ``InvalidRecordsError`` (counts only) when any is non-finite or not on the manifold. Run
+    before the accountant is charged: a refusal here releases nothing and spends nothing, and is
+    itself a data-dependent event, for the data holder's own checks (docs/security.md)."""
+    if not strict:
+        return
+    if is_dask(X):
+        import dask
+
+        X = X.rechunk({i: -1 for i in range(1, X.ndim)})
+        parts = dask.compute(*[dask.delayed(_invalid_counts)(b, manifold) for b in X.to_delayed().ravel()])
+    else:
+        X = np.asarray(X)
+        parts = [_invalid_counts(X[i:i + CHUNK], manifold) for i in range(0, len(X), CHUNK)]
+    non_finite, off_manifold = (int(v) for v in np.sum(parts, axis=0))
+    if non_finite or off_manifold:
+        raise InvalidRecordsError(
+            f"strict=True: of {len(X)} records, {non_finite} are non-finite and {off_manifold} are not points of "
+            f"{manifold!r}; nothing was released and the accountant was not charged")
+
+
+def warn_records(manifold, counts, radius):
+    """One ``RecordsWarning`` with the counts (never values) when any record was replaced or
+    clipped; nothing when all counts are zero."""
+    if not (counts.replaced or counts.clipped):
+        return
+    parts = []
+    if counts.non_finite:
+        parts.append(f"{counts.non_finite} replaced by the centre because non-finite (NaN or inf)")
+    if counts.off_manifold:
+        parts.append(f"{counts.off_manifold} replaced by the centre because not points of {manifold!r} "
+                     "(check the layout, the scale and the coordinates the manifold expects)")
+    if counts.clipped:
+        parts.append(f"{counts.clipped} clipped into the ball of radius {radius:g} around the centre (they lay outside it)")
+    message = f"of {counts.n} records, " + "; ".join(parts)
+    if counts.replaced == counts.n:
+        message += ". Every record was replaced: the release is the centre plus noise"
+    _warn(message + " [RecordsWarning: about your data, for your terminal only]", RecordsWarning)
 
 
 def ambient_mean(manifold, records):
@@ -369,15 +586,17 @@ def finish(manifold, points, center, grid, sigma):
     return points
 
 
-def check_round_to(round_to, grid_auto):
-    """The output grid: ``"auto"`` (the public default), a spacing, or ``None`` (raw, warned)."""
+def check_round_to(round_to, grid_auto, *, warn=True):
+    """The output grid: ``"auto"`` (the public default), a spacing, or ``None`` (raw; warned
+    unless ``warn=False``)."""
     if isinstance(round_to, str):
         if round_to != "auto":
             raise ValueError(f"round_to must be 'auto', None or a grid spacing > 0, got {round_to!r}")
         return grid_auto
     if round_to is None:
-        warnings.warn("round_to=None releases raw float64 output, whose low-order bits can leak the data "
-                      "(docs/security.md); the default round_to='auto' removes that", ReleaseWarning, stacklevel=4)
+        if warn:
+            _warn("round_to=None releases raw float64 output, whose low-order bits can leak the data "
+                  "(docs/security.md); the default round_to='auto' removes that", ReleaseWarning)
         return None
     g = check_positive(round_to, "round_to")
     if g > grid_auto * 2.0**19:  # coarser than half the noise scale in coordinates: the grid would be the release
@@ -430,21 +649,32 @@ class Plan:
             library_version=__version__)
 
 
-def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
-                 delta: float | None = None, mechanism: str = "laplace", bound: str = "tight", calibration: str = "analytic",
-                 restrict: bool = False, round_to: float | str | None = "auto", accountant: PrivacyAccountant | None = None) -> Plan:
-    """Stages 1–4 of ``private_frechet_mean`` without the draw (audits and experiments draw many
-    releases from one calibrated plan). Charges ``accountant`` once."""
-    p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, calibration=calibration, restrict=restrict, accountant=accountant)
-    center, radius = p["center"], p["radius"]
-    cal = calibrate(manifold, mechanism, n=p["n"], center=center, radius=radius, epsilon=p["epsilon"], delta=p["delta"],
-                    bound=bound, calibration=calibration, restrict=p["restrict"])
+RADIUS_UNITS = """radius : float, "auto" or AutoRadius
+        The public ball ``B_radius(center)`` the records are clipped into, ``0 < radius < r*``
+        (Assumption 1), in the manifold's geodesic distance: radians on the unit sphere (times
+        the radius of ``Sphere(dim, radius=R)``); ``‖Logm(C^-½ X C^-½)‖_F`` on ``spd-ai``;
+        ``‖Logm X − Logm C‖_F`` on ``spd-le``; the hyperbolic distance on the hyperboloid; the
+        Procrustes distance in radians on ``kendall2d``; the Euclidean norm on ``euclidean``.
+        ``"auto"`` (``AutoRadius()``) or an ``AutoRadius``: a private quantile of the records'
+        distances from ``center`` chosen with ``budget·epsilon`` (default 0.2·ε, quantile 0.9,
+        ``privacy.radius_selection``), the release at that radius with the rest. In-memory
+        records only."""
+
+
+def _mean_stages(manifold, p, radius, epsilon, round_to, warn=True):
+    """Stage 2 of the mean at ``radius`` and ``epsilon``: ``(calibration, output grid)``, or a
+    ``ValueError`` — public values only."""
+    center = p["center"]
+    cal = calibrate(manifold, p["mechanism"], n=p["n"], center=center, radius=radius, epsilon=epsilon, delta=p["delta"],
+                    bound=p["bound"], calibration=p["calibration"], restrict=p["restrict"])
     gaussian = cal.measurement.delta > 0
     check_reach(manifold, center, radius, 3.0 * cal.sigma if gaussian else cal.sigma, cal.restricted)
-    grid = check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius))
-    charge(p["accountant"], cal.measurement)
-    records = prepared(manifold, X, center, radius)
+    return cal, check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius), warn=warn)
+
+
+def _mean_plan(manifold, p, radius, cal, grid, records):
+    """Stage 4 of the mean at ``radius`` on the ``prepared`` records (charged already)."""
+    center = p["center"]
     statistic = cal.measurement.statistic
     if statistic == "ambient_mean":
         value = ambient_mean(manifold, records)
@@ -456,34 +686,128 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
     return Plan(manifold, center, grid, cal, public, value)
 
 
-def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
-                         delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
+def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius,
+                 epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
+                 calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
+                 accountant: PrivacyAccountant | None = None, strict: bool = False) -> Plan | AutoPlan:
+    """Stages 1–4 of ``private_frechet_mean`` without the draw (audits and experiments draw many
+    releases from one calibrated plan). Charges ``accountant`` once. With ``radius="auto"`` the
+    plan is an ``AutoPlan``, whose draws are pairs ``(radius, release)``."""
+    p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
+                     bound=bound, calibration=calibration, restrict=restrict, accountant=accountant, strict=strict)
+    if p["auto"] is not None:
+        return _auto_plan(X, manifold, p, round_to, "frechet_mean", _mean_stages, _mean_plan)
+    cal, grid = _mean_stages(manifold, p, p["radius"], p["epsilon"], round_to)
+    warn_if_mostly_noise(manifold, "frechet_mean", cal.measurement, p["radius"], p["n"])
+    check_strict(manifold, X, p["strict"])
+    charge(p["accountant"], cal.measurement)
+    records = prepared(manifold, X, p["center"], p["radius"])
+    return _mean_plan(manifold, p, p["radius"], cal, grid, records)
+
+
+def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius,
+                         epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                          calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
-                         accountant: PrivacyAccountant | None = None, rng: RngLike = None) -> PrivateRelease:
+                         accountant: PrivacyAccountant | None = None, rng: RngLike = None,
+                         strict: bool = False) -> PrivateRelease:
     """Release an ε-DP (or (ε, δ)-DP) Fréchet mean of the records ``X`` on ``manifold``.
 
-    ``center`` and ``radius`` are public: the records are clipped into ``B_radius(center)``,
-    ``radius < r*`` (Assumption 1), in the manifold's geodesic distance (radians on the unit
-    sphere, ``‖Logm‖_F`` on SPD). Neighbouring datasets replace one record; ``n = len(X)`` is public.
+    Neighbouring datasets replace one record; ``n = len(X)``, ``center`` and ``radius`` are
+    public. Records are clipped into ``B_radius(center)``; non-finite or off-manifold records are
+    replaced by ``center`` (``strict=True`` refuses them instead). The steps are in the module
+    docstring; the proofs in docs/theory.md and docs/security.md.
 
-    Mechanisms (``privacy.measurements``): ``"laplace"`` (Riemannian Laplace, 2021 Thm 1/3),
-    ``"kng"`` (2022 Thm 1), ``"tangent_gaussian"`` (flat chart: log-Euclidean SPD or Euclidean,
-    2023 Thm 4; needs ``delta``), ``"ambient_laplace"`` / ``"coordinate_laplace"`` /
-    ``"ambient_gaussian"``: noise on the Euclidean mean of the embedded records, projected back
-    (baselines; sphere, SPD, Euclidean). Laplace uses ``σ = Δ/ε`` unrestricted when that law is
-    integrable, else (or with ``restrict=True``) ``σ = 2Δ/ε`` restricted to the ball; the
-    certificate says which. A pure ε-DP release reports ``delta = 0`` whatever ``delta`` is given.
+    Parameters
+    ----------
+    X : array_like, shape ``(n, *manifold.point_shape)``
+        The records (or a layout of ``manifold.user_point_shapes``, e.g. real Kendall
+        landmarks ``(n, k, 2)``); a Dask array is read block by block.
+    manifold : Manifold
+        The space (``manifold_dp.manifolds.REGISTRY``).
+    center : array_like
+        The public centre: one point of ``manifold``, chosen without looking at the data.
+    RADIUS_UNITS
+    epsilon : float
+        ε > 0 of the guarantee (the total, with ``radius="auto"``).
+    delta : float, optional
+        δ ∈ (0, 1), required by the Gaussian mechanisms; a pure ε-DP release reports
+        ``delta = 0`` whatever is given.
+    mechanism : {"laplace", "kng", "tangent_gaussian", "ambient_laplace", "coordinate_laplace", "ambient_gaussian"}
+        ``"laplace"``: Riemannian Laplace (Reimherr et al. 2021, Thm 1/3), ``σ = Δ/ε``
+        unrestricted when that law is integrable and fits float64, else (or with
+        ``restrict=True``) ``σ = 2Δ/ε`` restricted to the ball. ``"kng"``: K-norm gradient (Soto
+        et al. 2022, Thm 1). ``"tangent_gaussian"``: Gaussian in a flat chart (SPD log-Euclidean,
+        Euclidean; Utpala et al. 2023, Thm 4; needs ``delta``). The ambient ones: Euclidean
+        noise on the mean of the embedded records, projected back (baselines on the sphere,
+        SPD and Euclidean; ``"ambient_gaussian"`` needs ``delta``).
+    bound : {"tight", "paper"}
+        The Lipschitz constant of the sensitivity on positively curved spaces.
+    calibration : {"analytic", "classical"}
+        The Gaussian calibration (Balle & Wang 2018; Dwork & Roth 2014, Thm A.1, ε < 1).
+    restrict : bool
+        Force the Laplace law restricted to the ball.
+    round_to : "auto", float or None
+        ``"auto"``: snap the output to a public power-of-two grid (post-processing that removes
+        float low-order-bit leaks); a number sets the grid; ``None`` opts out, with a
+        ``ReleaseWarning``.
+    accountant : PrivacyAccountant, optional
+        Charged before the data are read (both parts, with ``radius="auto"``): a release that
+        fails later still counts.
+    rng : numpy.random.Generator, int or None
+        ``None`` (default): OS entropy. A seed only for tests: it reveals the noise.
+    strict : bool
+        Refuse (``InvalidRecordsError``, before the charge) when any record is non-finite or not
+        on the manifold, instead of replacing it by the centre.
 
-    Output: a representative fixed by public information (Kendall: rotated against the public
-    centre). ``round_to="auto"`` (default) snaps the release to a public power-of-two grid
-    (``output_grid``) — post-processing — which removes float low-order-bit leaks; a number sets
-    the grid; ``None`` opts out (with a warning). ``accountant`` is charged before the data are
-    read: a release that fails later still counts. ``rng``: a seed or Generator for
-    reproducibility, ``None`` (default) for OS entropy.
+    Returns
+    -------
+    PrivateRelease
+        ``point`` (a representative fixed by public information; Kendall: rotated against the
+        centre) and its ``certificate`` (``radius_selection`` set with ``radius="auto"``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        A public parameter or the records' container is invalid, or the release cannot be
+        carried out at these public values (float64 reach, an unsamplable restricted law, too
+        many certified steps; with ``radius="auto"``, no candidate radius passes); messages
+        quote parameters, never data.
+    BudgetExceededError
+        The accountant's budget would be exceeded (nothing is charged).
+    InvalidRecordsError
+        ``strict=True`` and some records are invalid (counts only; a data-dependent event).
+    RuntimeError
+        A sampler failed after the charge (probability ≤ 2⁻⁴⁵, docs/security.md).
+
+    Warns
+    -----
+    ReleaseWarning
+        Public: ``round_to=None``; the noise's expected distance (``expected_noise_distance``)
+        exceeds the radius, so the release is mostly noise.
+    RecordsWarning
+        For the data holder only: how many records were replaced or clipped (counts only;
+        skipped for Dask arrays). Filter it where warnings reach untrusted parties.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import Sphere, private_frechet_mean
+    >>> S = Sphere(2)
+    >>> X = S.random_point(S.origin, 0.3, size=1000, rng=0)
+    >>> rel = private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1)
+    >>> bool(S.dist(S.origin, rel.point) < 0.5), rel.certificate.mechanism
+    (True, 'laplace')
+    >>> auto = private_frechet_mean(X, S, center=S.origin, radius="auto", epsilon=1.0, rng=1)
+    >>> sel = auto.certificate.radius_selection
+    >>> round(sel.epsilon + sel.release_epsilon, 12), auto.radius == sel.chosen_radius
+    (1.0, True)
     """
     rng = as_generator(rng)
     plan = plan_release(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
-                        bound=bound, calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant)
+                        bound=bound, calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant,
+                        strict=strict)
+    if isinstance(plan, AutoPlan):
+        return plan.release(rng=rng)
     point, acceptance = plan.draw_with_stats(None, rng=rng)
     return PrivateRelease(point, plan.certificate(acceptance))
 
@@ -500,31 +824,241 @@ def frechet_variance_sensitivity(n, radius, accuracy=0.0):
     return 4.0 * radius**2 / n + 2.0 * accuracy * (4.0 * radius + accuracy)
 
 
-def private_frechet_variance(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
-                             round_to: float | str | None = "auto", accountant: PrivacyAccountant | None = None,
-                             rng: RngLike = None) -> PrivateRelease:
-    """Release an ε-DP Fréchet variance ``V = min_x (1/n) Σ ρ²(x, x_i)`` of the records in
-    ``B_radius(center)`` (clipped there, as for the mean): the certified mean, ``V`` at it, plus
-    Laplace noise of scale ``Δ_V/ε`` on the real line (``Δ_V = frechet_variance_sensitivity``),
-    then clamped to ``[0, r²]`` (``V ≤ F(center) ≤ r²``; post-processing). Same stages, checks,
-    accountant and certificate as ``private_frechet_mean``; the value is a float."""
-    rng = as_generator(rng)
-    p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=None, mechanism="laplace",
-                     bound="tight", calibration="analytic", restrict=False, accountant=accountant)
-    center, radius, n = p["center"], p["radius"], p["n"]
+def _variance_stages(manifold, p, radius, epsilon, round_to, warn=True):
+    """Stage 2 of the variance at ``radius`` and ``epsilon``: ``(calibration, output grid)``."""
+    center, n = p["center"], p["n"]
     check_ball(manifold, center, radius)
     accuracy = mean_accuracy(manifold, center, radius, 2.0 * radius / n)
     sens = frechet_variance_sensitivity(n, radius, accuracy) + 8.0 * radius * manifold.float_error(center, radius)
-    line = Euclidean(1)
-    meas = measurements.laplace(line, sens, p["epsilon"])
+    meas = measurements.laplace(Euclidean(1), sens, epsilon)
     cal = Calibration(meas, accuracy, "4r²/n (+ optimisation slack; docs/statistics.md)", _optimisation_note(manifold, radius, accuracy))
-    grid = check_round_to(round_to, output_grid(line, meas.scale, np.zeros(1), radius**2))
-    charge(p["accountant"], meas)
-    records = prepared(manifold, X, center, radius)
+    return cal, check_round_to(round_to, output_grid(Euclidean(1), meas.scale, np.zeros(1), radius**2), warn=warn)
+
+
+def _variance_plan(manifold, p, radius, cal, grid, records):
+    """Stage 4 of the variance at ``radius`` on the ``prepared`` records (charged already): the
+    certified mean, ``V`` at it."""
+    center = p["center"]
     with np.errstate(all="ignore"):
-        mean = certified_frechet_mean(manifold, records, center, radius, accuracy)
+        mean = certified_frechet_mean(manifold, records, center, radius, cal.accuracy)
         variance = mean_squared_distance(manifold, records, mean)
-    plan = Plan(line, np.zeros(1), grid, cal, dict(statistic="frechet_variance", manifold=manifold, n=n, radius=radius),
-                np.array([variance]), _post=lambda y: np.clip(y, 0.0, radius**2))
+    public = dict(statistic="frechet_variance", manifold=manifold, n=p["n"], radius=radius)
+    return Plan(Euclidean(1), np.zeros(1), grid, cal, public, np.array([variance]),
+                _post=lambda y: np.clip(y, 0.0, radius**2))
+
+
+def private_frechet_variance(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius,
+                             epsilon: float, round_to: float | str | None = "auto",
+                             accountant: PrivacyAccountant | None = None, rng: RngLike = None,
+                             strict: bool = False) -> PrivateRelease:
+    """Release an ε-DP Fréchet variance ``V = min_x (1/n) Σ ρ²(x, x_i)`` of the records in
+    ``B_radius(center)`` (clipped there, as for the mean): the certified mean, ``V`` at it, plus
+    Laplace noise of scale ``Δ_V/ε`` on the real line (``Δ_V = frechet_variance_sensitivity``,
+    ``4r²/n`` plus slack; proof in docs/statistics.md), then clamped to ``[0, r²]``
+    (``V ≤ F(center) ≤ r²``; post-processing). Same stages, checks, accountant, warnings and
+    certificate as ``private_frechet_mean``.
+
+    Parameters
+    ----------
+    X : array_like, shape ``(n, *manifold.point_shape)``
+        The records (numpy, a user layout, or Dask).
+    manifold : Manifold
+    center : array_like
+        The public centre.
+    RADIUS_UNITS
+    epsilon : float
+        ε > 0 (the total, with ``radius="auto"``).
+    round_to : "auto", float or None
+        The public output grid, as for the mean.
+    accountant : PrivacyAccountant, optional
+        Charged before the data are read.
+    rng : numpy.random.Generator, int or None
+        ``None``: OS entropy.
+    strict : bool
+        Refuse invalid records (``InvalidRecordsError``, before the charge).
+
+    Returns
+    -------
+    PrivateRelease
+        ``value`` is a float in ``[0, radius²]``, in squared units of the radius.
+
+    Raises
+    ------
+    ValueError, TypeError, BudgetExceededError, InvalidRecordsError
+        As for ``private_frechet_mean``.
+
+    Warns
+    -----
+    ReleaseWarning
+        When the Laplace scale exceeds ``radius²`` (the release is mostly noise), or
+        ``round_to=None``.
+    RecordsWarning
+        Counts of replaced and clipped records, for the data holder only.
+
+    Examples
+    --------
+    >>> from manifold_dp import Sphere, private_frechet_variance
+    >>> S = Sphere(2)
+    >>> X = S.random_point(S.origin, 0.3, size=500, rng=0)
+    >>> rel = private_frechet_variance(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1)
+    >>> 0.0 <= rel.value <= 0.4**2, rel.certificate.statistic
+    (True, 'frechet_variance')
+    """
+    rng = as_generator(rng)
+    p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=None, mechanism="laplace",
+                     bound="tight", calibration="analytic", restrict=False, accountant=accountant, strict=strict)
+    if p["auto"] is not None:
+        return _auto_plan(X, manifold, p, round_to, "frechet_variance", _variance_stages, _variance_plan).release(rng=rng)
+    cal, grid = _variance_stages(manifold, p, p["radius"], p["epsilon"], round_to)
+    warn_if_mostly_noise(manifold, "frechet_variance", cal.measurement, p["radius"], p["n"])
+    check_strict(manifold, X, p["strict"])
+    charge(p["accountant"], cal.measurement)
+    plan = _variance_plan(manifold, p, p["radius"], cal, grid, prepared(manifold, X, p["center"], p["radius"]))
     value, acceptance = plan.draw_with_stats(None, rng=rng)
     return PrivateRelease(float(value[0]), plan.certificate(acceptance))
+
+
+for _function in (private_frechet_mean, private_frechet_variance):  # one text for the radius's units
+    if _function.__doc__:  # None under python -OO
+        _function.__doc__ = _function.__doc__.replace("RADIUS_UNITS", RADIUS_UNITS)
+del _function
+
+
+# --- radius="auto": a private radius, then the release at it -------------------------------
+
+SELECTION_THEOREM = ("McSherry & Talwar 2007, Thm 6 (utility of sensitivity 1: weights exp(ε₁·u/2)·2^−j, a public base "
+                     "measure favouring small radii); quantile utility of Smith 2011")
+SELECTION_UTILITY = "u(g) = −|#{i : ρ(center, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one; invalid records at distance 0"
+
+
+def _warn_if_selection_unreliable(auto, n, selection_epsilon, candidates):
+    """``ReleaseWarning`` (public values only) when the exponential mechanism may well pick a
+    radius outside the data's range. A candidate beyond every record has utility ``−(1 − q)·n``,
+    one below every record ``−q·n``; the mechanism picks one whose utility is below the best by
+    more than ``2(ln G + s)/ε₁`` with probability at most ``e^−s`` (McSherry & Talwar 2007), so
+    with ``s = 3`` (5 %) it is reliable when ``ε₁·n·min(q, 1 − q) ≥ 2(ln G + 3)``."""
+    q = auto.quantile
+    have = selection_epsilon * n * min(q, 1.0 - q)
+    need = 2.0 * (math.log(candidates) + 3.0)
+    if have < need:
+        _warn(f"radius='auto' is unreliable here: the exponential mechanism over {candidates} candidates may choose a "
+              f"radius outside the data's range (it needs epsilon·budget·n·min(q, 1−q) ≥ {need:.3g}, and "
+              f"{selection_epsilon:g}·{n}·{min(q, 1.0 - q):g} = {have:.3g}); use a larger budget, epsilon or n, a quantile "
+              "nearer 0.5, a shorter grid (AutoRadius(grid=...)), or give the radius", ReleaseWarning)
+
+
+def _largest_event(events):
+    """Of events of one kind (the release's at every candidate), the one that charges most: the
+    smallest Gaussian noise multiplier, or the largest pure ε (smallest RR noise parameter)."""
+    return min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter)
+
+
+def _auto_plan(X, manifold, p, round_to, statistic, stages, build):
+    """Filter the grid by the public stages, charge both parts, read the distances."""
+    auto, center, n = p["auto"], p["center"], p["n"]
+    given = auto.grid is not None
+    grid = np.asarray(auto.grid) if given else _selection.default_grid(manifold, center)
+    selection_epsilon = auto.budget * p["epsilon"]
+    release_epsilon = p["epsilon"] - selection_epsilon
+    kept, kept_stages = [], []
+    for g in grid:
+        try:
+            radius = check_radius(manifold, float(g))
+            kept_stages.append(stages(manifold, p, radius, release_epsilon, round_to, warn=False))
+            kept.append(radius)
+        except (ValueError, ArithmeticError):  # public: this candidate would refuse; drop it
+            continue
+    where = f"{grid.size} {'given' if given else 'default'} candidate radii" + (
+        f" from {grid[0]:.4g} to {grid[-1]:.4g}" if grid.size else "")
+    if not kept:
+        raise ValueError(f"radius='auto': none of the {where} passes the public checks on {manifold!r} at n={n}, "
+                         f"epsilon={release_epsilon:g} for the release (after {selection_epsilon:g} for the radius); "
+                         "give a radius, an AutoRadius grid, or a larger epsilon or n")
+    if round_to is None:
+        check_round_to(None, 0.0)  # the public warning, once
+    _warn_if_selection_unreliable(auto, n, selection_epsilon, len(kept))
+    check_strict(manifold, X, p["strict"])
+    if p["accountant"] is not None:  # both parts at once, before the data are read
+        from dp_accounting import dp_event
+
+        p["accountant"].charge(dp_event.ComposedDpEvent([
+            pure_dp_event(selection_epsilon), _largest_event([cal.measurement.event for cal, _ in kept_stages])]))
+    utility = _selection.quantile_utility(record_distances(manifold, X, center), kept, auto.quantile)
+    rule = ("as given" if given else "geometric: top·2⁻¹² to just below top = min(r*, float64 reach); "
+            "1e-3 to 1e3 where top is infinite")
+    note = f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read)"
+    return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p["epsilon"]),
+                    float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon),
+                    lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(manifold, X, center, radius)))
+
+
+@dataclass(frozen=True)
+class AutoPlan:
+    """``radius="auto"``, calibrated at every kept candidate and charged for both parts; the
+    selection's weights (data-dependent) stay inside.
+
+    ``select(size)`` draws candidate indices by the exponential mechanism (Gumbel-max);
+    ``plan_at(i)`` is the ``Plan`` at candidate ``i`` (built on first use: it reads the
+    records); ``draw(size)`` gives ``(radii, releases)``, each pair one complete release with
+    its own selection (the audit draws many); ``release(rng)`` is what the public functions
+    return. ``candidates`` and ``stages`` (calibration, output grid per candidate) are public."""
+
+    manifold: object
+    statistic: str
+    n: int
+    auto: AutoRadius
+    candidates: tuple
+    stages: tuple = field(repr=False)
+    epsilon: float  # the total
+    selection_epsilon: float
+    grid_note: str
+    _log_weights: np.ndarray = field(repr=False)
+    _build: object = field(repr=False)  # (radius, calibration, grid) -> Plan: reads the records
+    _plans: dict = field(repr=False, default_factory=dict)
+
+    def select(self, size=None, *, rng=None):
+        return _selection.gumbel_select(self._log_weights, size, rng=as_generator(rng))
+
+    def plan_at(self, index):
+        index = int(index)
+        if index not in self._plans:
+            cal, grid = self.stages[index]
+            self._plans[index] = self._build(self.candidates[index], cal, grid)
+        return self._plans[index]
+
+    def draw(self, size=None, *, rng=None):
+        rng = as_generator(rng)
+        if size is None:
+            index = int(self.select(None, rng=rng))
+            return self.candidates[index], self.plan_at(index).draw(None, rng=rng)
+        index = np.asarray(self.select(int(size), rng=rng))
+        out = None
+        for i in np.unique(index):
+            where = np.flatnonzero(index == i)
+            points = np.asarray(self.plan_at(i).draw(where.size, rng=rng))
+            out = np.empty((index.size,) + points.shape[1:], dtype=points.dtype) if out is None else out
+            out[where] = points
+        return np.asarray(self.candidates)[index], out
+
+    def selection_record(self, radius):
+        release = self.epsilon - self.selection_epsilon
+        delta = self.stages[0][0].measurement.delta
+        return RadiusSelection(
+            mechanism="exponential mechanism over a public grid (Gumbel-max draw)", theorem=SELECTION_THEOREM,
+            utility=SELECTION_UTILITY, epsilon=self.selection_epsilon, release_epsilon=release,
+            quantile=self.auto.quantile, grid=self.grid_note, candidates=len(self.candidates), chosen_radius=radius,
+            composition=(f"basic composition (sequential): epsilon = {self.selection_epsilon:g} (radius, pure ε) + "
+                         f"{release:g} (release at that radius)" + (f"; delta = {delta:g}, the release's" if delta else "")))
+
+    def release(self, *, rng=None):
+        """One private release: the radius, then the statistic at it (a ``PrivateRelease``
+        whose certificate carries both parts)."""
+        rng = as_generator(rng)
+        index = int(self.select(None, rng=rng))
+        radius, (cal, _) = self.candidates[index], self.stages[index]
+        warn_if_mostly_noise(self.manifold, self.statistic, cal.measurement, radius, self.n)  # a function of the private radius
+        plan = self.plan_at(index)
+        value, acceptance = plan.draw_with_stats(None, rng=rng)
+        certificate = dataclasses.replace(plan.certificate(acceptance), epsilon=self.epsilon,
+                                          radius_selection=self.selection_record(radius))
+        return PrivateRelease(float(value[0]) if self.statistic == "frechet_variance" else value, certificate)

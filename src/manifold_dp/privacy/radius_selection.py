@@ -1,0 +1,157 @@
+"""A private radius: an ε-DP quantile of the records' distances from the public centre.
+
+``radius="auto"`` (or an ``AutoRadius``) in ``private_frechet_mean`` and
+``private_frechet_variance`` spends ``ε₁ = budget·ε`` here and the rest, ``ε₂ = ε − ε₁``, on
+the release at the radius chosen (``privacy.release``). This module is the functional core of
+the selection; the pipeline (candidate filtering, charging, the release) lives in ``release.py``.
+
+**Mechanism.** The exponential mechanism (McSherry & Talwar 2007, Thm 6) over a public grid
+of candidate radii ``g_1 < … < g_G``, with the quantile utility of Smith 2011 ("Privacy-preserving
+statistical estimation with optimal convergence rates", STOC) restricted to that grid::
+
+    u(g; D) = −| #{i : ρ(c, x_i) ≤ g} − q·n |
+
+(``c`` the public centre, ``q`` the target quantile; records that are non-finite or not on the
+manifold count at distance 0, as they are replaced by the centre before the release). Replacing
+one record changes each count by at most 1, so the utility's sensitivity is 1 and drawing ``g``
+with probability ``∝ exp(ε₁·u(g; D)/2)·2^−j`` (a public base measure favouring small radii,
+``selection_log_weights``) is ε₁-DP. The release at ``g`` is ε₂-DP (or
+``(ε₂, δ)``-DP) for every fixed ``g``, so the pair (radius, release) is ``(ε₁ + ε₂, δ)``-DP by
+basic composition (Dwork & Roth 2014, §3.5; sequential: the second mechanism is chosen by the
+first one's output). McSherry & Talwar's mechanism ``∝ exp(ε·q)`` is ``2εΔq``-DP (their Thm 6);
+with ``Δu = 1`` the weights ``exp(ε₁·u/2)`` give ε₁.
+
+**Draw.** Gumbel-max: ``argmax_g (ε₁·u(g)/2 + G_g)`` with ``G_g`` iid standard Gumbel has
+exactly the law ``∝ exp(ε₁·u(g)/2)``. It is one vectorised pass over the whole grid, so its
+running time does not depend on the data; so is the count (a branch-free comparison of every
+distance with every candidate, in blocks of a public size).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import _is_real
+
+__all__ = ["AutoRadius", "auto_radius", "default_grid", "quantile_counts", "quantile_utility",
+           "selection_log_weights", "selection_probabilities", "gumbel_select", "GRID_POINTS"]
+
+GRID_POINTS = 48
+GRID_SPAN = 2.0**-12  # the default grid runs from top·2⁻¹² ...
+GRID_TOP = 1.0 - 2.0**-10  # ... to just below its cap
+UNBOUNDED_GRID = (1e-3, 1e3)  # where neither r* nor the float64 reach caps the radius
+SMALLER_RADIUS_PRIOR = math.log(2.0)  # public base measure ∝ 2^−j over the grid (see selection_log_weights)
+COUNT_BLOCK = 1 << 14  # records compared with the grid at a time: bounds temporary memory
+
+
+@dataclass(frozen=True)
+class AutoRadius:
+    """How ``radius="auto"`` chooses the radius (``radius="auto"`` is ``AutoRadius()``).
+
+    Parameters
+    ----------
+    quantile : float, default 0.9
+        The target quantile ``q ∈ (0, 1)`` of the distances from the centre to the records.
+    budget : float, default 0.2
+        The fraction of ε spent on the selection, in ``(0, 1)``; the release gets the rest.
+    grid : sequence of float or None, default None
+        Public candidate radii (in the manifold's geodesic distance). ``None``: ``default_grid``
+        (48 geometric points up to ``r*``, or ``1e-3 … 1e3`` where ``r*`` is infinite).
+    """
+
+    quantile: float = 0.9
+    budget: float = 0.2
+    grid: tuple | None = None
+
+    def __post_init__(self):
+        if not _is_real(self.quantile) or not 0.0 < self.quantile < 1.0:
+            raise ValueError(f"AutoRadius.quantile must be a number in (0, 1), got {self.quantile!r}")
+        if not _is_real(self.budget) or not 0.0 < self.budget < 1.0:
+            raise ValueError(f"AutoRadius.budget must be a number in (0, 1), got {self.budget!r}")
+        object.__setattr__(self, "quantile", float(self.quantile))
+        object.__setattr__(self, "budget", float(self.budget))
+        if self.grid is not None:
+            try:
+                g = np.asarray(self.grid, dtype=float).ravel()
+            except (TypeError, ValueError):
+                raise TypeError("AutoRadius.grid must be a sequence of radii (numbers > 0) or None") from None
+            if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
+                raise ValueError(f"AutoRadius.grid must hold finite radii > 0, got {g.size} values that do not")
+            object.__setattr__(self, "grid", tuple(float(v) for v in np.unique(g)))
+
+
+def auto_radius(radius):
+    """The ``AutoRadius`` that ``radius`` asks for, or ``None`` for a number."""
+    if isinstance(radius, AutoRadius):
+        return radius
+    if isinstance(radius, str):
+        if radius != "auto":
+            raise ValueError(f"radius must be a number > 0, 'auto' or an AutoRadius, got {radius!r}")
+        return AutoRadius()
+    return None
+
+
+def default_grid(manifold, center):
+    """The default public candidates: ``GRID_POINTS`` = 48 geometric points from ``top·2⁻¹²`` to
+    ``top·(1 − 2⁻¹⁰)``, where ``top = min(r*, max_reach − ρ(origin, center))`` (``r*`` of
+    Assumption 1; ``max_reach``: the float64 reach of hyperbolic coordinates), or from ``1e-3`` to
+    ``1e3`` where ``top`` is infinite (SPD, Euclidean). Public: the manifold and the centre only.
+    Returns an empty array when the centre already sits beyond the reach."""
+    top = float(manifold.assumption_radius)
+    offset = manifold.exp_coordinate_offset(center)
+    if np.isfinite(manifold.max_reach):
+        top = min(top, float(manifold.max_reach) - (offset or 0.0))
+    if not top > 0:
+        return np.empty(0)
+    if math.isinf(top):
+        return np.geomspace(*UNBOUNDED_GRID, GRID_POINTS)
+    return np.geomspace(top * GRID_SPAN, top * GRID_TOP, GRID_POINTS)
+
+
+def quantile_counts(distances, grid):
+    """``#{i : d_i ≤ g}`` for every ``g`` of ``grid``: every distance is compared with every
+    candidate (no sort, no early exit), in blocks of a public size."""
+    d = np.asarray(distances, dtype=float).ravel()
+    g = np.asarray(grid, dtype=float)
+    counts = np.zeros(g.size, dtype=np.int64)
+    for i in range(0, d.size, COUNT_BLOCK):
+        counts += np.count_nonzero(d[i:i + COUNT_BLOCK, None] <= g[None, :], axis=0)
+    return counts
+
+
+def quantile_utility(distances, grid, quantile):
+    """``u(g) = −|#{i : d_i ≤ g} − q·n|`` (sensitivity 1 under replace-one)."""
+    n = np.asarray(distances).size
+    return -np.abs(quantile_counts(distances, grid) - quantile * n)
+
+
+def selection_log_weights(utility, epsilon):
+    """Log-weights ``ε·u/2 − j·ln 2`` of the exponential mechanism for a utility of sensitivity 1
+    over the grid ``g_0 < g_1 < …`` (McSherry & Talwar 2007, Thm 6, with a base measure): ε-DP.
+
+    The base measure ``∝ 2^−j`` is public and favours smaller candidates. Above the largest
+    distance every candidate has the same utility; without it the draw would be uniform over all
+    of them (up to ``1e3`` on SPD and Euclidean) whenever no grid point falls between the quantile
+    and the largest distance — concentrated data, high dimension. A base measure does not enter the
+    privacy loss: it cancels in the ratio of the two datasets' probabilities, up to the
+    normalising constants, which the usual argument bounds by ``e^(ε/2)`` each."""
+    u = np.asarray(utility, dtype=float)
+    return 0.5 * epsilon * u - SMALLER_RADIUS_PRIOR * np.arange(u.shape[-1])
+
+
+def selection_probabilities(log_weights):
+    """The exponential mechanism's law over the grid (normalised ``exp(log_weights)``)."""
+    w = np.asarray(log_weights, dtype=float)
+    p = np.exp(w - np.max(w))
+    return p / p.sum()
+
+
+def gumbel_select(log_weights, size=None, *, rng):
+    """Indices drawn with probability ``∝ exp(log_weights)`` by Gumbel-max over the whole grid
+    (one vectorised argmax: the work is the same for every dataset)."""
+    w = np.asarray(log_weights, dtype=float)
+    shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
+    return np.argmax(w + rng.gumbel(size=shape + w.shape), axis=-1)

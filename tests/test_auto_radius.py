@@ -1,0 +1,226 @@
+"""radius="auto": the exponential-mechanism quantile (closed-form law, chi-square at α = 1e-6,
+fixed seeds), its default grid and candidate filtering, the composition in the accountant and
+the certificate, and a release on every registered manifold."""
+
+import json
+import math
+import warnings
+
+import jsonschema
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from conftest import MANIFOLDS
+from manifold_dp import Euclidean, Hyperbolic, Sphere, SPDAffineInvariant, private_frechet_mean, private_frechet_variance
+from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant
+from manifold_dp.privacy.radius_selection import AutoRadius, default_grid, quantile_counts
+from manifold_dp.privacy.release import AutoPlan, ReleaseWarning, plan_release
+
+ALPHA = 1e-6
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the small cases here trigger the public "unreliable"/"noise" notes
+        yield
+
+
+def line_records(distances):
+    """Records of Euclidean(1) at the given signed positions (distances from the centre 0)."""
+    return np.asarray(distances, dtype=float)[:, None]
+
+
+def test_selection_law_matches_the_closed_form():
+    # 10 records at |x| = 0.1, 0.2, …, 1.0; grid (0.15, 0.45, 0.75, 2); q = 0.5, ε₁ = 0.5·2 = 1
+    E = Euclidean(1)
+    X = line_records([0.1, -0.2, 0.3, -0.4, 0.5, -0.6, 0.7, -0.8, 0.9, -1.0])
+    auto = AutoRadius(quantile=0.5, budget=0.5, grid=(0.15, 0.45, 0.75, 2.0))
+    plan = plan_release(X, E, center=E.origin, radius=auto, epsilon=2.0)
+    assert isinstance(plan, AutoPlan) and plan.candidates == (0.15, 0.45, 0.75, 2.0)
+    counts = np.array([1, 4, 7, 10])  # written out: #{|x_i| ≤ g}
+    utility = -np.abs(counts - 5)
+    prior = 2.0 ** -np.arange(4)  # the public base measure favouring small radii
+    weights = np.exp(1.0 * utility / 2) * prior
+    p = weights / weights.sum()
+    draws = plan.select(200_000, rng=0)
+    observed = np.bincount(draws, minlength=4)
+    assert chisquare(observed, 200_000 * p).pvalue > ALPHA
+    # and an under-dispersed law (the mechanism at 2ε₁) is rejected by the same test
+    wrong = np.exp(2.0 * utility / 2) * prior
+    assert chisquare(observed, 200_000 * wrong / wrong.sum()).pvalue < ALPHA
+
+
+def test_quantile_counts_match_a_sorted_oracle():
+    rng = np.random.default_rng(1)
+    d = rng.exponential(size=10_001)
+    grid = np.geomspace(1e-3, 10, 48)
+    assert np.array_equal(quantile_counts(d, grid), np.searchsorted(np.sort(d), grid, side="right"))
+
+
+def test_large_epsilon_chooses_the_grid_point_nearest_the_quantile():
+    E = Euclidean(1)
+    X = line_records((np.arange(100) + 0.5) / 100)  # distances 0.005 … 0.995: the 0.9 quantile is ≈ 0.9
+    grid = (0.2, 0.5, 0.85, 0.93, 1.2)
+    rel = private_frechet_mean(X, E, center=E.origin, radius=AutoRadius(grid=grid), epsilon=1e4, rng=2)
+    assert rel.radius == 0.93 == rel.certificate.radius_selection.chosen_radius
+    s = Sphere(2)
+    Y = s.random_point(s.origin, 0.5, size=2000, rng=3)
+    q = np.quantile(s.dist(s.origin, Y), 0.9)
+    rel = private_frechet_mean(Y, s, center=s.origin, radius="auto", epsilon=1e4, rng=4)
+    grid = default_grid(s, s.origin)
+    assert rel.radius == grid[np.argmin(np.abs(quantile_counts(s.dist(s.origin, Y), grid) - 0.9 * 2000))]
+    assert abs(math.log(rel.radius / q)) < math.log(grid[1] / grid[0])  # within one grid step of the quantile
+
+
+def spread_records(m, spread, n, rng):
+    """Records at distances uniform on ``[0, spread]`` from the origin, in random directions.
+    (Not ``random_point``: its distances pile up near ``spread`` in higher dimensions, and with
+    no candidate between the 0.9 quantile and the largest distance every larger candidate has
+    the same utility −0.1·n — the selection is then uniform over them; docs/statistics.md.)"""
+    rng = np.random.default_rng(rng)
+    u = m.random_unit_tangent(m.origin, size=n, rng=rng)
+    return m.exp(m.origin, u * m._expand(spread * rng.uniform(size=n)))
+
+
+@pytest.mark.parametrize("name", list(MANIFOLDS))
+def test_auto_radius_releases_on_every_manifold(name):
+    m = MANIFOLDS[name]
+    X = spread_records(m, 0.5 * min(1.0, m.assumption_radius), 1000, rng=5)
+    acc = PrivacyAccountant(2.0)
+    rel = private_frechet_mean(X, m, center=m.origin, radius="auto", epsilon=2.0, accountant=acc, rng=6)
+    cert, sel = rel.certificate, rel.certificate.radius_selection
+    assert m.check_point(rel.point)[0]
+    assert cert.radius == sel.chosen_radius and cert.radius in default_grid(m, m.origin)
+    # ε₁·n·min(q, 1−q) = 0.4·1000·0.1 = 40: the radius lands near the 0.9 quantile of the distances
+    q = np.quantile(m.dist(m.origin, X), 0.9)
+    assert 0.5 * q < cert.radius < 2.0 * q
+    assert sel.epsilon + sel.release_epsilon == pytest.approx(cert.epsilon, rel=1e-12) and cert.epsilon == 2.0
+    assert acc.spent()[0] == pytest.approx(2.0, rel=1e-9)
+    jsonschema.validate(json.loads(cert.to_json()), CERTIFICATE_SCHEMA)
+    var = private_frechet_variance(X, m, center=m.origin, radius="auto", epsilon=2.0, rng=7)
+    assert 0.0 <= var.value <= var.radius**2 and var.certificate.radius_selection.chosen_radius == var.radius
+
+
+def test_the_accountant_is_charged_both_parts_before_the_data_are_read():
+    E = Euclidean(2)
+    X = E.random_point(E.origin, 1.0, size=500, rng=8)
+    acc = PrivacyAccountant(3.0)
+    private_frechet_mean(X, E, center=E.origin, radius="auto", epsilon=1.0, accountant=acc, rng=9)
+    assert len(acc.events) == 2 and acc.spent() == (pytest.approx(1.0, rel=1e-12), 0.0)
+    # a Gaussian release: pure ε₁ plus the release's Gaussian event, at the accountant's δ
+    gacc = PrivacyAccountant(3.0, 1e-6)
+    rel = private_frechet_mean(X, E, center=E.origin, radius="auto", epsilon=1.0, delta=1e-6,
+                               mechanism="tangent_gaussian", accountant=gacc, rng=10)
+    assert rel.certificate.delta == 1e-6 and rel.certificate.epsilon == 1.0
+    assert gacc.spent()[0] == pytest.approx(1.0, abs=1e-6)  # 0.2 (pure) + 0.8 at δ (analytic: exact)
+    # too small a budget: refused, nothing charged, whatever the records are
+    small = PrivacyAccountant(0.9)
+    with pytest.raises(BudgetExceededError):
+        private_frechet_mean(X, E, center=E.origin, radius="auto", epsilon=1.0, accountant=small)
+    assert small.events == ()
+
+
+def test_certificate_parts_add_up():
+    E = Euclidean(1)
+    X = line_records(np.linspace(-1, 1, 400))
+    rel = private_frechet_mean(X, E, center=E.origin, radius=AutoRadius(quantile=0.5, budget=0.3), epsilon=2.0, rng=11)
+    cert, sel = rel.certificate, rel.certificate.radius_selection
+    assert sel.epsilon == pytest.approx(0.6) and sel.release_epsilon == pytest.approx(1.4)
+    assert sel.epsilon + sel.release_epsilon == pytest.approx(cert.epsilon, rel=1e-12)
+    assert sel.quantile == 0.5 and sel.candidates == 48 and "McSherry & Talwar 2007" in sel.theorem
+    assert "basic composition" in sel.composition and cert.schema == "manifold_dp.certificate/2"
+    # the release part is the ordinary release at the chosen radius with ε₂: Δ = 2r/n (+ slack), σ = Δ/ε₂
+    assert cert.scale == pytest.approx(2 * cert.radius / 400 / 1.4, rel=1e-5)
+    fixed = private_frechet_mean(X, E, center=E.origin, radius=cert.radius, epsilon=1.4, rng=11)
+    assert fixed.certificate.radius_selection is None and fixed.scale == cert.scale
+    assert "radius_selection" in rel.summary()
+
+
+def test_candidates_that_would_refuse_are_dropped_before_the_data_are_read():
+    # hyperbolic: the float64 reach caps the default grid at max_reach − ρ(origin, centre)
+    H = Hyperbolic(2)
+    center = H.exp(H.origin, 5.0 * H.random_unit_tangent(H.origin, rng=12))
+    grid = default_grid(H, center)
+    assert grid[-1] < 3.0 and grid[-1] == pytest.approx(3.0 * (1 - 2.0**-10))
+    # an explicit grid mixing refusals (r ≥ r*, past the reach, too noisy) with feasible radii
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.3, size=300, rng=13)
+    auto = AutoRadius(grid=(1e-9, 0.1, 0.3, 0.6, 0.8, 1.5))  # r* = π/4: 0.8 and 1.5 are not allowed
+    plan = plan_release(X, S, center=S.origin, radius=auto, epsilon=1.0)
+    assert 0.8 not in plan.candidates and 1.5 not in plan.candidates and 0.3 in plan.candidates
+    for i in range(len(plan.candidates)):  # every kept candidate releases without a refusal
+        assert S.check_point(plan.plan_at(i).draw(rng=i))[0]
+    m = SPDAffineInvariant(2)
+    Y = m.random_point(m.origin, 0.5, size=50, rng=14)
+    plan = plan_release(Y, m, center=m.origin, radius=AutoRadius(grid=(0.5, 1.0, 800.0)), epsilon=1.0)
+    assert plan.candidates == (0.5, 1.0)  # 800 overflows float64 (public check)
+    for g in plan.candidates:
+        private_frechet_mean(Y, m, center=m.origin, radius=g, epsilon=0.8, rng=15)
+
+
+def test_no_candidate_left_is_refused_up_front_with_a_public_message():
+    H = Hyperbolic(2)
+    X = H.random_point(H.origin, 0.5, size=20, rng=16)
+    acc = PrivacyAccountant(5.0)
+    with pytest.raises(ValueError, match="radius='auto': none of the 2 given candidate radii") as err:
+        private_frechet_mean(X, H, center=H.origin, radius=AutoRadius(grid=(9.0, 12.0)), epsilon=1.0, accountant=acc)
+    assert acc.events == () and "0.5" not in str(err.value).split("radii")[0]
+
+
+def test_selected_radius_draws_pairs_for_the_audit():
+    E = Euclidean(1)
+    X = line_records(np.linspace(-1, 1, 50))
+    plan = plan_release(X, E, center=E.origin, radius=AutoRadius(quantile=0.5, grid=(0.25, 0.5, 1.0)), epsilon=1.0)
+    radii, points = plan.draw(1000, rng=17)
+    assert radii.shape == (1000,) and points.shape == (1000, 1) and set(radii) <= {0.25, 0.5, 1.0}
+    for g in set(radii):  # each point came from the release at its own radius
+        sigma = plan.stages[plan.candidates.index(g)][0].sigma
+        assert np.median(np.abs(points[radii == g, 0] - plan.plan_at(plan.candidates.index(g))._statistic[0])) \
+            == pytest.approx(sigma * math.log(2), rel=0.3)
+
+
+def test_bad_auto_parameters_and_dask_are_refused():
+    E = Euclidean(1)
+    X = line_records([0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="quantile"):
+        AutoRadius(quantile=1.0)
+    with pytest.raises(ValueError, match="budget"):
+        AutoRadius(budget=0.0)
+    with pytest.raises(ValueError, match="grid"):
+        AutoRadius(grid=(0.1, -1.0))
+    with pytest.raises(ValueError, match="'auto'"):
+        private_frechet_mean(X, E, center=E.origin, radius="automatic", epsilon=1.0)
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(ValueError, match="Dask"):
+        private_frechet_mean(da.from_array(X, chunks=(2, 1)), E, center=E.origin, radius="auto", epsilon=1.0)
+
+
+def test_unreliable_selection_warns_from_public_values_only():
+    S = Sphere(2)
+    with warnings.catch_warnings(record=True) as small:
+        warnings.simplefilter("always")
+        private_frechet_mean(S.random_point(S.origin, 0.3, size=30, rng=18), S, center=S.origin, radius="auto",
+                             epsilon=1.0, rng=19)
+    with warnings.catch_warnings(record=True) as large:
+        warnings.simplefilter("always")
+        private_frechet_mean(S.random_point(S.origin, 0.3, size=5000, rng=20), S, center=S.origin, radius="auto",
+                             epsilon=1.0, rng=21)
+    unreliable = lambda rec: [w for w in rec if issubclass(w.category, ReleaseWarning) and "unreliable" in str(w.message)]
+    assert len(unreliable(small)) == 1 and unreliable(large) == []
+
+
+def test_concentrated_records_do_not_send_the_radius_to_the_top_of_the_grid():
+    """Every record at distance 1 on SPD-like unbounded grids (1e-3 … 1e3): without the public base
+    measure the choice was uniform over the ~16 candidates above 1; now it is the first one above
+    in most draws."""
+    E = Euclidean(3)
+    rng = np.random.default_rng(4)
+    u = rng.standard_normal((2000, 3))
+    X = u / np.linalg.norm(u, axis=1, keepdims=True)
+    plan = plan_release(X, E, center=E.origin, radius="auto", epsilon=1.0)
+    chosen = np.asarray(plan.candidates)[plan.select(20_000, rng=1)]
+    first_above = min(g for g in plan.candidates if g >= 1.0)
+    # halving per grid step: P(first above) ≈ 1/2, P(5 or more steps above, > 4) ≈ 2^-5
+    assert np.mean(chosen == first_above) > 0.45 and np.mean(chosen > 4.0) < 0.05
