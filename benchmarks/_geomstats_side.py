@@ -43,7 +43,7 @@ def main(inp, outp):
         X = data[key]
         space = SPDMatrices(X.shape[-1])
         out[f"{key}_seconds"], out[f"{key}_mean"] = timed(lambda: frechet_mean(space, X, tol), 3)
-        if key == "spd10":  # geomstats' own default stopping rule, for the record (SPEC §7)
+        if key == "spd10":  # geomstats' own default stopping rule, for the record (docs/theory.md §7)
             from geomstats.learning.frechet_mean import FrechetMean
 
             out["spd10_default_seconds"], out["spd10_default_mean"] = timed(lambda: FrechetMean(space).fit(X).estimate_, 3)
