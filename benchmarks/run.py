@@ -20,12 +20,13 @@ import sys
 import tempfile
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from manifold_dp import (Euclidean, RiemannianLaplace, SPDAffineInvariant, SPDLogEuclidean, Sphere,
-                         TangentGaussian, frechet_mean)
+from manifold_dp import (Euclidean, Hyperbolic, RiemannianLaplace, SPDAffineInvariant, SPDLogEuclidean, Sphere,
+                         TangentGaussian, frechet_mean, private_frechet_mean)
 from manifold_dp.data import eigen_spd, sphere_cap, wishart_spd
 from manifold_dp.experiments._common import call_times, chain_step_times
 from manifold_dp.manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
@@ -192,6 +193,47 @@ def bench_kng(tab, quick, rng):
     t = time.perf_counter()
     _, acc = kng2.sample_with_stats(Y, mean2, size=size, rng=rng)
     tab.add(sec, "SPD(2) affine-invariant, n = 100, ε = 1", f"{size / (time.perf_counter() - t):,.0f} draws/s", f"acceptance {acc:.2f}")
+
+
+def bench_high_dim(tab, quick, rng):
+    """S⁷⁶⁷ and H¹²⁷ releases at n = 1000 (issue target: succeed, acceptance ≥ 0.3): one public
+    release timed, and the sampler's acceptance over many draws from the same calibrated plan."""
+    from manifold_dp.privacy.mechanisms import _ball_draw
+    from manifold_dp.privacy.release import plan_release
+
+    sec = "Samplers in high dimension: S⁷⁶⁷ and H¹²⁷, n = 1000, r = 0.3"
+    draws = 50 if quick else 300
+    for m in (Sphere(767), Hyperbolic(127)):
+        c = m.origin
+        for layout in ("cloud", "boundary"):
+            X = (m.random_point(c, 0.3, size=1000, rng=rng) if layout == "cloud" else
+                 np.broadcast_to(m.exp(c, 0.3 * m.random_unit_tangent(c, rng=rng)), (1000, m.dim + 1)))
+            for mechanism, restrict in (("laplace", False), ("laplace", True), ("kng", False)):
+                for eps in (0.1, 1.0, 10.0):
+                    kw = dict(center=c, radius=0.3, epsilon=eps, mechanism=mechanism, restrict=restrict)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # the public "mostly noise" warning at ε = 0.1
+                        t = time.perf_counter()
+                        private_frechet_mean(X, m, rng=rng, **kw)
+                        wall = time.perf_counter() - t
+                        plan = plan_release(X, m, **kw)
+                    law, stat = plan.calibration.measurement.law, plan._statistic
+                    if mechanism == "kng":
+                        _, acc = law.sample_with_stats(*stat, size=draws, rng=rng)
+                    elif restrict and law.uses_ball_sampler:
+                        reach = min(0.3 + float(m.dist(c, stat)), 0.6)
+                        _, acc = _ball_draw(m, stat, c, 0.3, np.array([0.0, reach]), np.array([0.0, reach]), law.sigma,
+                                            draws, rng)
+                    elif restrict:  # the fixed-work sampler: a public number of proposals per draw
+                        name = f"{m!r} laplace restricted, records {layout}, ε = {eps:g}"
+                        tab.add(sec, name, f"{wall * 1e3:,.0f} ms per release",
+                                f"fixed-work sampler: public acceptance {law.restricted_acceptance():.3f}, "
+                                f"{law.restricted_proposals():,} proposals per draw")
+                        continue
+                    else:
+                        _, acc = law.sample_with_stats(stat, size=draws, rng=rng)
+                    name = f"{m!r} {mechanism}{' restricted' if restrict else ''}, records {layout}, ε = {eps:g}"
+                    tab.add(sec, name, f"{wall * 1e3:,.0f} ms per release", f"sampler acceptance {acc:.2f} over {draws} draws")
 
 
 # --- Fréchet means --------------------------------------------------------------------------
@@ -361,7 +403,16 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--geomstats", choices=["auto", "skip"], default="auto")
     ap.add_argument("--reproduce", choices=["auto", "none", "quick", "full"], default="auto")
+    ap.add_argument("--only", choices=["high-dim"], help="run one section only (writes high_dim.md)")
     args = ap.parse_args(argv)
+    if args.only == "high-dim":
+        tab = Table()
+        bench_high_dim(tab, args.quick, np.random.default_rng(7))
+        md = [f"# High-dimensional samplers ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}", ""] + tab.markdown()
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "high_dim.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+        print("\n".join(md))
+        return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(7)
@@ -377,6 +428,8 @@ def main(argv=None):
     bench_ai(tab, args.quick, rng)
     print("KNG ...", flush=True)
     bench_kng(tab, args.quick, rng)
+    print("high-dimensional samplers ...", flush=True)
+    bench_high_dim(tab, args.quick, rng)
     print("Fréchet means vs pyRiemann and geomstats ...", flush=True)
     bench_means(tab, args.quick, rng, data, gs)
     if "skipped" in gs:
