@@ -100,7 +100,7 @@ def test_restricted_laplace_radius_matches_quadrature(d, kind, where, scale):
 
 
 @pytest.mark.parametrize("m", [Sphere(6), Hyperbolic(5), Euclidean(4), Sphere(2)], ids=repr)
-@pytest.mark.parametrize("where", [0.0, 0.6, 1.0])
+@pytest.mark.parametrize("where", [0.0, 0.1, 0.6, 1.0])  # 0 and 0.1: proposals around the centre
 def test_joint_law_agrees_with_the_fixed_work_sampler(m, where):
     """Both samplers are exact: the distances to the footpoint and to the centre agree in law."""
     c, r, sigma = m.origin, 0.5, 0.15
@@ -155,4 +155,31 @@ def test_high_dimensional_releases_succeed_with_records_on_the_boundary(m, mecha
             rel = private_frechet_mean(X, m, center=c, radius=r, epsilon=eps, mechanism=mechanism,
                                        restrict=True, rng=int(eps * 10))
         assert m.check_point(rel.point)[0]
+        assert m.dist(c, rel.point) <= r * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("m", [Hyperbolic(127), Euclidean(500), Sphere(767)], ids=repr)
+@pytest.mark.parametrize("a", [0.0, 1e-300, 1e-17, 1e-9, 1e-4])
+def test_footpoint_at_or_near_the_centre_never_fails(m, a):
+    """An adversarial review found the cap sampler stalling ("made no progress") when the mean sat
+    within float resolution of the centre (records split between two opposite boundary points):
+    the cap's edge, a sliver of width 2a at ρ = r, cannot be resolved. Near the centre the draw
+    now proposes around the centre."""
+    c, r = m.origin, 0.3
+    rng = np.random.default_rng(17)
+    mu = m.exp(c, a * m.random_unit_tangent(c, rng=rng))
+    for sigma in (1e-3, 0.1):
+        x, acceptance = _ball_draw(m, mu, c, r, np.array([0.0, 2 * r]), np.array([0.0, 2 * r]), sigma, 200, rng)
+        assert acceptance > 1 / np.e and np.all(m.dist(c, x) <= r * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("m", [Hyperbolic(127), Euclidean(500)], ids=repr)
+def test_split_records_release_like_any_other(m):
+    """Half the records on one boundary point, half on the opposite one: the mean is the centre up
+    to rounding; the restricted release succeeds as for records at the centre."""
+    c, r = m.origin, 0.3
+    u = m.random_unit_tangent(c, rng=3)
+    X = np.concatenate([np.repeat(m.exp(c, r * u)[None], 20, 0), np.repeat(m.exp(c, -r * u)[None], 20, 0)])
+    for records in (X, np.repeat(c[None], 40, 0)):
+        rel = private_frechet_mean(records, m, center=c, radius=r, epsilon=1.0, restrict=True, rng=5)
         assert m.dist(c, rel.point) <= r * (1 + 1e-6)

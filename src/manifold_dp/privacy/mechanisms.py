@@ -14,7 +14,7 @@ from .._random import as_generator
 from .._validation import check_positive
 from ..manifolds.matrix import expm_sym, sqrtm_spd, sym
 from ..stats.frechet import riemannian_gradient
-from .samplers import (cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
+from .samplers import (MAX_ROUNDS, cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
                        sample_laplace_radius, sample_radius_concave_volume)
 from .spd_sampler import sample_spd_log_eigen
 from .sensitivity import hessian_lower_bound
@@ -59,31 +59,51 @@ def ball_sampler_applies(m):
 
 def _ball_draw(m, mu, center, radius, grid, G, sigma, n, rng):
     """Exact draws of the law ``∝ exp(−G(ρ(μ, x))/σ)`` (volume measure) restricted to
-    ``B_radius(center)``, ``G`` piecewise linear on ``grid`` (which must reach ``radius + ρ(μ, center)``),
-    on a space where ``ball_sampler_applies``. In geodesic polar coordinates around ``μ`` the ball
-    is, at each ``ρ``, a spherical cap of directions (``privacy.samplers``, law of cosines of the
-    space form): the radius comes from its marginal ``∝ J(ρ) e^(−G/σ) C(ρ)``, the direction
-    uniformly from its cap. No proposal falls outside the ball, so the acceptance does not decay
-    with the dimension (≥ e^-1 by the envelope's construction). Returns ``(points, acceptance)``."""
+    ``B_radius(center)``, ``G`` non-decreasing and piecewise linear on ``grid`` (which must reach
+    ``radius + ρ(μ, center)``), on a space where ``ball_sampler_applies``. Returns
+    ``(points, acceptance)``; the acceptance is ≥ e^-1 in every case, in any dimension.
+
+    Footpoint away from the centre (``s·a > σ/2``, ``a = ρ(μ, center)``, ``s`` the largest slope of
+    ``G``): in geodesic polar coordinates around ``μ`` the ball is, at each ``ρ``, a spherical cap of
+    directions (``privacy.samplers``, law of cosines of the space form); the radius comes from its
+    marginal ``∝ J(ρ) e^(−G/σ) C(ρ)``, the direction uniformly from its cap, and no proposal falls
+    outside the ball. Footpoint near the centre: the cap's edge is a sliver of width ``2a`` around
+    ``ρ = r`` that float64 cannot resolve when ``a`` is tiny, so propose instead from the radial
+    law ``∝ e^(−G(ρ(c, x))/σ)`` around the centre truncated at ``r`` and accept with
+    ``exp(−(G(ρ(μ, x)) − G(ρ(c, x)) + s·a)/σ) ≤ 1`` (``ρ(μ, x) ≥ ρ(c, x) − a`` and ``G`` is
+    ``s``-Lipschitz and non-decreasing), which is ≥ ``e^(−2sa/σ)`` ≥ e^-1."""
     kappa, d = float(m.curvature_bounds[0]), m.dim
+    grid, G = np.asarray(grid, float), np.asarray(G, float)
     a = min(float(m.dist(mu, center)), radius)
-    if a > 0:
-        log_cap = lambda rho: log_cap_fraction(cap_fraction_argument(kappa, a, radius, rho), d)
-        v = m.log(mu, center)
-        v = v / m._expand(np.asarray(m.norm(mu, v)))
-    else:  # the footpoint is the centre: every direction, radii up to r
-        log_cap, v = None, None
-        grid, G = np.asarray(grid, float), np.asarray(G, float)
+    slope = float(np.max(np.diff(G) / np.diff(grid)))
+    if slope * a <= 0.5 * sigma:
         keep = grid < radius
-        G, grid = np.append(G[keep], np.interp(radius, grid, G)), np.append(grid[keep], radius)
+        g_grid, g_G = np.append(grid[keep], radius), np.append(G[keep], np.interp(radius, grid, G))
+        out, proposed, have = [], 0, 0
+        for _ in range(MAX_ROUNDS):
+            if have >= n:
+                break
+            k = max(8, int(1.5 * (n - have)) + 8)
+            rho, inner = sample_radius_concave_volume(m, g_grid, g_G, sigma, k, rng)
+            x = m.exp(center, m.random_unit_tangent(center, size=k, rng=rng) * m._expand(rho))
+            log_ratio = -(np.interp(m.dist(mu, x), grid, G) - np.interp(rho, grid, G) + slope * a) / sigma
+            keep = np.log(rng.uniform(size=k)) < log_ratio
+            out.append(x[keep])
+            have += int(keep.sum())
+            proposed += k / inner
+        else:
+            raise RuntimeError(f"ball sampler on {m!r} (sigma={sigma!r}, radius={radius!r}) made no progress")
+        return np.concatenate(out)[:n], have / proposed
+    log_cap = lambda rho: log_cap_fraction(cap_fraction_argument(kappa, a, radius, rho), d)
+    v = m.log(mu, center)
+    v = v / m._expand(np.asarray(m.norm(mu, v)))
     rho, acceptance = sample_radius_concave_volume(m, grid, G, sigma, n, rng, log_cap=log_cap)
+    y = sample_cap_offset(cap_fraction_argument(kappa, a, radius, rho), d, rng)
+    w, s = 1.0 - 2.0 * y, 2.0 * np.sqrt(y * (1.0 - y))
     u = m.random_unit_tangent(mu, size=n, rng=rng)
-    if v is not None:
-        y = sample_cap_offset(cap_fraction_argument(kappa, a, radius, rho), d, rng)
-        w, s = 1.0 - 2.0 * y, 2.0 * np.sqrt(y * (1.0 - y))
-        u = u - m._expand(np.asarray(m.inner(mu, u, v))) * v  # uniform on the unit sphere orthogonal to v
-        u = u / m._expand(np.asarray(m.norm(mu, u)))
-        u = m._expand(w) * v + m._expand(s) * u
+    u = u - m._expand(np.asarray(m.inner(mu, u, v))) * v  # uniform on the unit sphere orthogonal to v
+    u = u / m._expand(np.asarray(m.norm(mu, u)))
+    u = m._expand(w) * v + m._expand(s) * u
     return m.exp(mu, u * m._expand(rho)), acceptance
 
 
