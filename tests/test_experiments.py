@@ -1,15 +1,26 @@
-"""Each experiment is a pure ``run(config, rng)`` with a smoke test at a tiny size."""
+"""The experiments at a tiny size: each is a pure seeded ``run(config, rng)``; each report gives a
+verdict and the three numbers; every figure passes the figure checks; the report renders the
+summary table in Markdown and HTML; no number in the prose is typed in by hand."""
+
+import ast
+import inspect
+import json
+import re
+import textwrap
 
 import numpy as np
 import pytest
 
 from manifold_dp.experiments import MODULES, resolve
+from manifold_dp.experiments import _common
+from manifold_dp.experiments.report import COLUMNS, README_END, README_START, update_readme, write_report
+from test_offline_data import fake_geomstats_wheel
 
 TINY = {
     "R21-F1ab": dict(ns=[20, 40], reps=10, pairs=3),
-    "R21-F1cd": dict(ns=[10, 20], reps=10, draws=2, pairs=3),
+    "R21-F1cd": dict(ns=[10, 20], reps=10, draws=2, pairs=3, real_draws=50),
     "R21-F2": dict(radii=3, boundary=24, footpoints=3),
-    "S22-F1": dict(ns=[10, 20], reps=4, spd_reps=4),
+    "S22-F1": dict(ns=[10, 20], reps=3, spd_reps=3, draws=4),
     "S22-F2/3": dict(epsilons=[1.0, 5.0], reps=4),
     "U23-F1": dict(ks=[2, 3], epsilons=[0.1, 0.4], deltas=[1e-6, 1e-9], reps=3),
     "U23-F2/3": dict(epsilons=[0.5], deltas=[1e-5], reps=3),
@@ -17,19 +28,147 @@ TINY = {
 }
 
 
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Every experiment run and reported once at the tiny size, with the figure checks hooked in
+    and a small stand-in for the geomstats wheel (no download in the tests)."""
+    out = tmp_path_factory.mktemp("report")
+    figures = {}
+    hook = lambda fig, name: figures.__setitem__(name, _common.check_figure(fig))
+    _common.FIGURE_HOOKS.append(hook)
+    patch = pytest.MonkeyPatch()  # kept for the whole module: the tests below run experiments again
+    patch.setenv("MANIFOLD_DP_GEOMSTATS_WHEEL", str(fake_geomstats_wheel(tmp_path_factory.mktemp("wheel"))[0]))
+    try:
+        runs, results = {}, []
+        for mod in MODULES:
+            runs[mod.ID] = mod.run(TINY[mod.ID], np.random.default_rng(0))
+            results.append(mod.report(runs[mod.ID], TINY[mod.ID], out))
+    finally:
+        _common.FIGURE_HOOKS.remove(hook)
+    yield dict(out=out, runs=runs, results=results, figures=figures)
+    patch.undo()
+
+
 @pytest.mark.parametrize("mod", MODULES, ids=[m.ID for m in MODULES])
-def test_experiment_runs_and_reports(mod, tmp_path):
+def test_experiment_is_seeded_and_reports_a_verdict(mod, tiny):
     config = TINY[mod.ID]
-    assert set(config) == set(mod.PROFILES["quick"])
-    a = mod.run(config, np.random.default_rng(0))
-    b = mod.run(config, np.random.default_rng(0))
+    assert set(config) == set(mod.PROFILES["quick"]) == set(mod.PROFILES["full"])
+    again = mod.run(config, np.random.default_rng(0))
     if mod.ID != "U23-F4":  # timings differ run to run; everything else is seeded
-        assert repr(a) == repr(b)
+        assert repr(again) == repr(tiny["runs"][mod.ID])
     else:
-        assert all(np.all(np.isfinite(v)) and np.all(np.asarray(v) > 0) for v in a.values())
-    res = mod.report(a, config, tmp_path)
-    assert res.ours and res.comparison and res.paper_claim
-    assert all((tmp_path / f).exists() for f in res.figures)
+        assert all(np.all(np.isfinite(v)) and np.all(np.asarray(v) > 0) for v in again.values())
+    res = next(r for r in tiny["results"] if r.id == mod.ID)
+    assert res.verdict in _common.VERDICTS
+    for text in (res.paper_claim, res.paper_value, res.paper_calibration, res.certified, res.explanation, res.data_note):
+        assert text.strip() and "SPEC" not in text and "`" not in text
+    assert res.figures and all((tiny["out"] / f).exists() and res.captions[f].strip() for f in res.figures)
+
+
+def test_every_figure_has_a_title_labelled_axes_and_a_legend(tiny):
+    names = {f for r in tiny["results"] for f in r.figures}
+    assert set(tiny["figures"]) == {n.removesuffix(".png") for n in names}
+    assert {name: problems for name, problems in tiny["figures"].items() if problems} == {}
+
+
+def test_the_figure_check_finds_what_a_reader_would():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(12, 2))
+    ax.plot([1, 2], [1, 2], label="x_i")
+    ax.plot([1, 2], [2, 1], label="y")
+    problems = _common.check_figure(fig)
+    plt.close(fig)
+    assert any("no title" in p for p in problems)
+    assert any("strip" in p for p in problems)
+    assert any("unlabelled axis" in p for p in problems)
+    assert any("without a legend" in p for p in problems)
+    assert any("literal markup" in p for p in problems)
+    fig, axes = _common.figure("a $x_i$ title")
+    for letter, ax in zip("ab", axes):
+        ax.plot([1, 2], [1, 2], label="$x_i$")
+        _common.finish(ax, letter, "panel", "n", "error")
+    assert _common.check_figure(fig) == []
+    axes[0].legend(fontsize=6)
+    assert any("under 8 pt" in p for p in _common.check_figure(fig))
+    plt.close(fig)
+
+
+def test_one_colour_per_mechanism():
+    colours = [c for k, c in _common.PALETTE.items() if k not in ("bound", "mcmc_laplace", "data")]
+    assert len(colours) == len(set(colours))
+
+
+# digits that read as a measured value: a decimal, a percentage, a factor, or a number of two or
+# more digits standing alone (not part of a name such as R21, SPD(2), 10k, a size 11×11, a power 10^)
+MEASURED = re.compile(r"\d+\.\d+|\d+\s*%|(?<!\d)×\s*\d|\d\s*×(?!\d)|(?<![\w^{(./−×-])\d{2,}(?![\w}^×-])")
+REFERENCE = re.compile(r"(App\. [A-Z]|§)[\d.]*\d")  # section numbers of the papers are not measurements
+
+
+def _literal_text(func):
+    tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            yield from (v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+
+
+@pytest.mark.parametrize("mod", MODULES, ids=[m.ID for m in MODULES])
+def test_no_number_in_the_prose_is_typed_in(mod):
+    """The verdict, the three numbers, the explanation (``report``) and the captions and labels
+    (``*figure``): every measured number is formatted from the run, papers' numbers from named
+    constants."""
+    functions = [mod.report] + [f for name, f in vars(mod).items() if name.endswith("figure") and inspect.isfunction(f)]
+    typed = [s for f in functions for s in _literal_text(f) if MEASURED.search(REFERENCE.sub("", s))]
+    assert typed == []
+
+
+def test_the_prose_check_catches_a_typed_number():
+    def report(results):
+        return f"the ratio is {results['r']:.2f}, about 39% of the paper's"
+
+    assert [s for s in _literal_text(report) if MEASURED.search(s)] != []
+
+
+def test_report_has_the_summary_table_in_markdown_and_html(tiny):
+    md_path, html_path = write_report(tiny["results"], tiny["out"], "tiny", 0)
+    md, page = md_path.read_text(encoding="utf-8"), html_path.read_text(encoding="utf-8")
+    header = "| " + " | ".join(COLUMNS) + " |"
+    assert md.index(header) < md.index("## R21-F1ab")  # the table comes before the sections
+    for r in tiny["results"]:
+        assert f"| {r.id} | {r.verdict} |" in md
+        assert f"<td>{r.id}</td><td>{r.verdict}</td>" in page.replace("&#x27;", "'")
+    for code in ("R21", "S22", "U23"):
+        assert f"**{code}** = " in md and f"<b>{code}</b> = " in page
+    assert "How to read this report" in md and "How to read this report" in page
+    assert page.index("<table class='summary'>") < page.index("<h2>R21-F1ab")
+    assert "`" not in page and "SPEC" not in md + page
+    assert "NeurIPS 2021" in md and "Transactions on Machine Learning Research" in page
+    rows = json.loads((tiny["out"] / "summary.json").read_text(encoding="utf-8"))["rows"]
+    assert [row["experiment"] for row in rows] == [r.id for r in tiny["results"]]
+
+
+def test_readme_table_is_regenerated_between_markers(tiny, tmp_path):
+    write_report(tiny["results"], tiny["out"], "tiny", 0)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{README_START}\nold hand-edited table\n{README_END}\noutro\n", encoding="utf-8")
+    update_readme(readme, tiny["out"] / "summary.json")
+    text = readme.read_text(encoding="utf-8")
+    assert "old hand-edited table" not in text and text.startswith("intro\n") and text.endswith("outro\n")
+    assert all(f"| {r.id} | {r.verdict} |" in text for r in tiny["results"])
+    readme.write_text("no markers", encoding="utf-8")
+    with pytest.raises(ValueError, match="markers"):
+        update_readme(readme, tiny["out"] / "summary.json")
+
+
+def test_verdict_rule():
+    assert _common.verdict(True, True) == "reproduced"
+    assert _common.verdict(True, False) == "reproduced only under the paper's calibration"
+    assert _common.verdict(False, False, partly=True) == "partly reproduced"
+    assert _common.verdict(False, False) == "not reproduced"
+    with pytest.raises(ValueError, match="verdict"):
+        _common.ExperimentResult("X", "t", "c", "mostly", "p", "pc", "c", "e")
 
 
 def test_resolve_names():

@@ -1,24 +1,222 @@
-"""Shared pieces of the experiments: progress bars, seeds, band plots, timings, the result record."""
+"""Shared pieces of the experiments: the result record and its verdicts, one palette for every
+figure, the figure checks, progress bars, timings."""
 
+import re
 import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+VERDICTS = ("reproduced", "reproduced only under the paper's calibration", "partly reproduced", "not reproduced")
+
 
 @dataclass
 class ExperimentResult:
-    """What an experiment hands to the report: data for the figure and the comparison."""
+    """What an experiment hands to the report: a verdict on the paper's claim, the paper's number,
+    ours under the paper's calibration and under the certified one, an explanation whose numbers
+    all come from the run, and the figures with their captions."""
 
     id: str
     title: str
     paper_claim: str
-    ours: str
-    comparison: str
-    data: dict = field(default_factory=dict)
+    verdict: str
+    paper_value: str
+    paper_calibration: str
+    certified: str
+    explanation: str
     figures: list = field(default_factory=list)
+    captions: dict = field(default_factory=dict)
+    data_note: str = ""
+    data: dict = field(default_factory=dict)
     seconds: float = 0.0
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    @property
+    def ours(self):
+        """One line for the run log."""
+        return f"{self.verdict}; certified calibration: {self.certified}"
+
+    @property
+    def comparison(self):
+        return self.explanation
+
+
+def verdict(paper_reading, certified_reading, *, partly=False):
+    """The verdict from whether the whole claim holds under the certified calibration, under the
+    paper's, and (``partly``) whether some of its parts hold where the whole does not."""
+    if certified_reading:
+        return VERDICTS[0]
+    if paper_reading:
+        return VERDICTS[1]
+    return VERDICTS[2] if partly else VERDICTS[3]
+
+
+# One colour per mechanism in every figure (Okabe–Ito and a few distinct extras); the line style
+# says how it was calibrated.
+PALETTE = {
+    "laplace": "#0072B2",                # Riemannian Laplace (any sampler, any metric)
+    "kng": "#D55E00",                    # K-norm gradient mechanism
+    "tangent_gaussian": "#009E73",       # tangent Gaussian, analytic calibration
+    "tangent_gaussian_classical": "#56B4E9",
+    "euclidean_laplace": "#E69F00",      # ℓ2 Laplace on the embedded mean, not projected
+    "euclidean_laplace_projected": "#CC79A7",
+    "extrinsic_gaussian": "#BCBD22",
+    "landmark_joint": "#9467BD",         # coordinate-wise Laplace on all landmarks at once
+    "landmark_split": "#8C564B",         # the 2022 paper's: budget split across landmarks
+    "landmark_unaligned": "#17BECF",
+    "mcmc_laplace": "#000000",           # the Laplace law sampled by Metropolis–Hastings
+    "bound": "#000000",
+    "data": "#8C8C8C",                   # records and neighbouring-pair distances (not a mechanism)
+}
+CALIBRATION_STYLE = {
+    "certified": dict(linestyle="-", marker="o"),
+    "paper_noisier": dict(linestyle="-.", marker="s"),   # the paper's calibration, still certified
+    "paper_uncertified": dict(linestyle=":", marker="D", markerfacecolor="none"),
+    "extrapolated": dict(linestyle="--", marker=None),
+}
+LEGEND_SIZE = 8
+BAND_NOTE = "Bands: mean ± 2 standard errors over the replicates."
+
+
+def style(mechanism, calibration="certified"):
+    """``plot`` keyword arguments: the mechanism's colour and the calibration's line style."""
+    return dict(color=PALETTE[mechanism], ms=4, **CALIBRATION_STYLE[calibration])
+
+
+def series(ax, x, mean, label, mechanism, calibration="certified", se=None):
+    """One curve, with a ±2 SE band when ``se`` is given."""
+    mean = np.asarray(mean, float)
+    ax.plot(x, mean, label=label, **style(mechanism, calibration))
+    if se is not None:
+        se = np.asarray(se, float)
+        ax.fill_between(x, mean - 2 * se, mean + 2 * se, color=PALETTE[mechanism], alpha=0.18, linewidth=0)
+
+
+def figure(title, nrows=1, ncols=2, width=4.6, height=3.7):
+    """A figure with a suptitle and ``nrows × ncols`` panels (flat array)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.5), squeeze=False,
+                             layout="constrained")
+    fig.suptitle(title, fontsize=11)
+    return fig, axes.ravel()
+
+
+def finish(ax, letter, title, xlabel, ylabel, *, logx=False, logy=False, legend=True, loc="best", xticks=None):
+    """Panel letter and title, axis labels, log scales (ticks at ``xticks`` on a log x axis), grid
+    and a readable legend (``loc="below"``: under the axes, one column)."""
+    ax.set_title(f"({letter}) {title}", fontsize=9.5, loc="left")
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=9)
+    if logx:
+        ax.set_xscale("log")
+        if xticks is not None:
+            log_ticks(ax, xticks)
+    if logy:
+        ax.set_yscale("log")
+    ax.tick_params(labelsize=8)
+    ax.grid(alpha=0.3, which="both" if (logx or logy) else "major")
+    if legend and loc == "below":  # outside the axes, under them; the constrained layout makes room
+        ax.legend(fontsize=LEGEND_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)
+    elif legend:
+        ax.legend(fontsize=LEGEND_SIZE, loc=loc, framealpha=0.85)
+
+
+def shared_legend(fig, axes, ncol=3):
+    """One legend under the figure for the series of ``axes`` (an axes or a list; each label once)."""
+    entries = {}
+    for ax in np.atleast_1d(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol, fontsize=LEGEND_SIZE,
+               frameon=False)
+
+
+def log_ticks(ax, values):
+    """Tick marks at the sample sizes themselves on a log axis (n doubling)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter
+
+    ax.xaxis.set_major_locator(FixedLocator(list(values)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(list(values), [f"{v:g}" for v in values])
+
+
+FIGURE_HOOKS = []  # callables (figure, name) run before a figure is written: the tests inspect figures here
+
+
+def save(fig, out_dir, name):
+    import matplotlib.pyplot as plt
+
+    for hook in FIGURE_HOOKS:
+        hook(fig, name)
+    path = out_dir / f"{name}.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path.name
+
+
+_UNDERSCORE_OUTSIDE_MATH = re.compile(r"^(?:[^$]*\$[^$]*\$)*[^$]*_")
+
+
+def check_figure(fig):
+    """Problems a reader would see: no title, unlabelled axes, several series without a legend,
+    legends under 8 pt, literal underscores or backticks (mathtext not used), a strip-shaped figure."""
+    problems = []
+    sup = getattr(fig, "_suptitle", None)
+    if sup is None or not sup.get_text().strip():
+        problems.append("figure has no title")
+    w, h = fig.get_size_inches()
+    if w / h > 3.0:
+        problems.append(f"figure is a strip ({w:.1f} × {h:.1f} in)")
+    texts = [sup.get_text()] if sup is not None else []
+    for legend in fig.legends:
+        texts += [t.get_text() for t in legend.get_texts()]
+        if any(t.get_fontsize() < LEGEND_SIZE for t in legend.get_texts()):
+            problems.append(f"figure legend entries under {LEGEND_SIZE} pt")
+    for i, ax in enumerate(fig.axes):
+        drawn = ax.lines or ax.collections or ax.patches or ax.images
+        if not (ax.get_visible() and drawn):
+            continue
+        where = f"panel {i}"
+        if not ax.get_title(loc="left").strip() and not ax.get_title().strip():
+            problems.append(f"{where} has no title")
+        if not ax.get_xlabel().strip() or not ax.get_ylabel().strip():
+            problems.append(f"{where} has an unlabelled axis")
+        labels = [lab for lab in ax.get_legend_handles_labels()[1] if not lab.startswith("_")]
+        series_drawn = len(ax.lines) + len([c for c in ax.collections if c.get_label() and not c.get_label().startswith("_")])
+        legend = ax.get_legend()
+        if max(len(labels), series_drawn) > 1 and legend is None and not fig.legends:
+            problems.append(f"{where} draws {max(len(labels), series_drawn)} series without a legend")
+        if legend is not None:
+            small = [t.get_text() for t in legend.get_texts() if t.get_fontsize() < LEGEND_SIZE]
+            if small:
+                problems.append(f"{where} legend entries under {LEGEND_SIZE} pt: {small[:2]}")
+            texts += [t.get_text() for t in legend.get_texts()]
+        texts += [ax.get_title(loc="left"), ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *labels]
+        texts += [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    for t in texts:
+        if _UNDERSCORE_OUTSIDE_MATH.match(t) or "`" in t:
+            problems.append(f"literal markup in {t!r}")
+    return problems
+
+
+def one_blas_thread():
+    """A context with one BLAS thread: k×k linear algebra gains nothing from more, and on a
+    shared machine idle BLAS threads spinning for a core made single timings up to 100× slower."""
+    try:
+        from threadpoolctl import threadpool_limits  # ships with scikit-learn (the experiments extra)
+    except ImportError:  # pragma: no cover
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
 
 
 def progress(iterable, desc, total=None):
@@ -63,57 +261,18 @@ def mean_se(values, axis=-1):
     return v.mean(axis=axis), v.std(axis=axis, ddof=1) / np.sqrt(v.shape[axis])
 
 
-def band_plot(ax, x, curves, ylabel, xlabel="n", logy=False):
-    """Mean ± 2 SE bands, one per named curve ``{label: (mean, se)}``."""
-    for label, (m, se) in curves.items():
-        line, = ax.plot(x, m, marker="o", ms=3, label=label)
-        ax.fill_between(x, m - 2 * se, m + 2 * se, color=line.get_color(), alpha=0.2)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if logy:
-        ax.set_yscale("log")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+def span(values, fmt="{:.2f}", unit=""):
+    """``"a–b"`` (or ``"a"`` when they agree at that precision) of the finite values."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return "n/a"
+    lo, hi = fmt.format(v.min()) + unit, fmt.format(v.max()) + unit
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
-def sensitivity_panel(ax, ns, points, bounds, logy=False):
-    """Neighbouring-pair distances ρ(x̄, x̄') as dots, their mean, and bound lines ``{label: values}``."""
-    for n, pts in zip(ns, points):
-        ax.scatter(np.full(len(pts), n), pts, s=6, color="tab:blue", alpha=0.4)
-    ax.plot(ns, [np.mean(p) for p in points], color="k", label="mean ρ(x̄, x̄')")
-    for label, values in bounds.items():
-        ax.plot(ns, values, label=label)
-    ax.set_xlabel("n"); ax.set_ylabel("ρ(x̄, x̄')"); ax.legend(fontsize=7); ax.grid(alpha=0.3)
-    if logy:
-        ax.set_yscale("log")
-
-
-def figure(ncols=2, width=5.0, height=3.8):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
-    return fig, axes[0]
-
-
-def save(fig, out_dir, name):
-    import matplotlib.pyplot as plt
-
-    path = out_dir / f"{name}.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path.name
-
-
-def relative(a, b):
-    """``"12% less"`` / ``"30% more"``: the error ``a`` against ``b``."""
-    p = float(np.mean(pct_less(a, b)))
-    return f"{abs(p):.0f}% {'less' if p >= 0 else 'more'}"
-
-
-def pct_less(a, b):
-    """How much smaller ``a`` is than ``b``, in percent of ``b``."""
-    return 100.0 * (1.0 - np.asarray(a) / np.asarray(b))
+def per(keys, values, fmt="{:.2f}", key="n"):
+    """``"n = 10: 0.91, n = 25: 0.80"``: one value per key, for claims that depend on it (``n/a``
+    where the value is missing, e.g. a mechanism refused there)."""
+    show = lambda v: fmt.format(v) if np.isfinite(v) else "n/a"
+    return ", ".join(f"{k}: {show(v)}" if isinstance(k, str) else f"{key} = {k:g}: {show(v)}" for k, v in zip(keys, values))

@@ -2,78 +2,267 @@
 
 (a) S², r = π/8 cap data: KNG, Riemannian Laplace, Euclidean (ℓ2) Laplace on the ambient mean,
 and the same projected back onto the sphere; error ‖x̄ − x̃‖ in R³.
-(b) SPD(2) affine-invariant, Wishart data (r = 1.5): KNG, Riemannian Laplace, Euclidean Laplace
-on vecd of the mean (projected to PD); error ‖vech x̄ − vech x̃‖.
-Every mechanism here is certified, with the tight sensitivity bounds.
+(b) SPD(2) affine-invariant, Wishart data (r = 1.5): the same mechanisms, Euclidean Laplace on
+vecd of the mean (projected to PD); error ‖vech x̄ − vech x̃‖.
+
+Two calibrations side by side, both drawn by the same measurements: the certified one (KNG
+σ = 2Δ_KNG/ε, 2022 Thm 1; Laplace σ = Δ/ε, 2021 Thm 1 on a homogeneous space) and the paper's
+reading, which compares the two mechanisms' sensitivities only (2022 Remark 1, §4.1): the same
+multiplier for both, as ``measurements.paper_variant`` copies (KNG at Δ_KNG/ε, NOT certified; or
+the Laplace at 2Δ/ε, certified and noisier). The factor 2 of KNG is what the only available proof
+needs; ``realised_kng_loss`` measures, by quadrature on adversarial S² pairs, the privacy loss
+KNG at Δ_KNG/ε actually incurs on them (a lower bound on its ε, not a proof).
 """
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ..data import sphere_cap, wishart_spd
 from ..manifolds import SPDAffineInvariant, Sphere
 from ..manifolds.matrix import invvecd, vech
 from ..privacy import ambient_sensitivity, frechet_mean_sensitivity, measurements
 from ..privacy.release import prepare_records
+from ..privacy.sensitivity import hessian_lower_bound
 from ..stats import frechet_mean
-from ._common import ExperimentResult, band_plot, figure, mean_se, progress, relative, save
+from ..stats.frechet import riemannian_gradient
+from ._common import (BAND_NOTE, PALETTE, ExperimentResult, figure, finish, mean_se, per, progress, save, series,
+                      shared_legend, span, verdict)
 
 ID = "S22-F1"
-TITLE = "2022 Fig. 1: KNG vs Riemannian Laplace vs Euclidean Laplace (S² and SPD(2)), ε = 1"
-CLAIM = "S²: KNG has the smallest error, the unprojected Euclidean Laplace the largest. SPD(2): KNG ≈ Riemannian Laplace, both better than Euclidean."
-PROFILES = {"quick": dict(ns=[10, 25, 50, 100], reps=100, spd_reps=60), "full": dict(ns=[10, 20, 50, 100, 200, 400], reps=10_000, spd_reps=500)}
+TITLE = "S22 Fig. 1: KNG vs Riemannian Laplace vs Euclidean Laplace (S² and SPD(2)), ε = 1, both calibrations"
+CLAIM = ("S²: KNG has the smallest error, the unprojected Euclidean Laplace the largest. "
+         "SPD(2): KNG ≈ Riemannian Laplace, both better than the Euclidean Laplace.")
+PROFILES = {"quick": dict(ns=[10, 25, 50, 100], reps=20, spd_reps=30, draws=20),
+            "full": dict(ns=[10, 20, 50, 100, 200, 400], reps=1000, spd_reps=500, draws=20)}
 EPSILON = 1.0
+R_SPHERE, R_SPD = np.pi / 8, 1.5
+# name → (label, palette key, calibration style)
+MECHANISMS = {
+    "kng": ("KNG, σ = 2Δ_KNG/ε (certified)", "kng", "certified"),
+    "kng_paper": ("KNG, σ = Δ_KNG/ε (paper, NOT certified)", "kng", "paper_uncertified"),
+    "laplace": ("Riemannian Laplace, σ = Δ/ε (certified)", "laplace", "certified"),
+    "laplace_2x": ("Riemannian Laplace, σ = 2Δ/ε (certified, noisier)", "laplace", "paper_noisier"),
+    "projected": ("Euclidean Laplace, projected (certified)", "euclidean_laplace_projected", "certified"),
+    "unprojected": ("Euclidean Laplace, not projected (certified)", "euclidean_laplace", "certified"),
+}
+RATIOS = (("kng", "laplace", "certified", r"ratio, certified: $2\Delta_{KNG}/\varepsilon$ vs $\Delta/\varepsilon$"),
+          ("kng_paper", "laplace", "paper_uncertified", r"ratio, paper: same multiplier (KNG at $\Delta_{KNG}/\varepsilon$)"),
+          ("kng", "laplace_2x", "paper_noisier", r"ratio, paper: same multiplier (Laplace at $2\Delta/\varepsilon$)"))
+SAME_MULTIPLIER = "S22 Remark 1 and §4.1 compare sensitivities only: the same multiplier for KNG and the Laplace"
 
 
-def _panel(manifold, make, r, center, ns, reps, rng, metric, label, unprojected):
-    names = ["KNG", "Riemannian Laplace", "Euclidean Laplace (projected)", "Euclidean Laplace (unprojected)"]
-    errs = {k: [] for k in names}
+def _mathtext(label):
+    return label.replace("Δ_KNG", r"$\Delta_{KNG}$").replace("Δ", r"$\Delta$").replace("ε", r"$\varepsilon$")
+
+
+def _measurements(manifold, n, r, center):
+    kng = measurements.kng(manifold, frechet_mean_sensitivity(manifold, n=n, radius=r, kind="kng"), EPSILON,
+                           center=center, radius=r)
+    lap = measurements.laplace(manifold, frechet_mean_sensitivity(manifold, n=n, radius=r), EPSILON)
+    amb = measurements.ambient(manifold, "ambient_laplace", ambient_sensitivity(manifold, n=n, radius=r, center=center),
+                               EPSILON, floor=manifold.ambient_floor(center, r))
+    return {"kng": kng, "kng_paper": measurements.paper_variant(kng, 0.5, SAME_MULTIPLIER),
+            "laplace": lap, "laplace_2x": measurements.paper_variant(lap, 2.0, "the general rate of R21 Thm 1, σ = 2Δ/ε"),
+            "ambient": amb}
+
+
+def gradient_slope(manifold, X, mean, rng, t=1e-3, directions=8):
+    """``H ≈ ‖∇F(x)‖/ρ(x̄, x)`` just off the mean: how steeply KNG's exponent grows, which with
+    ``h`` sets the KNG/Laplace error ratio (``2h/H`` certified, ``h/H`` at the same multiplier)."""
+    u = manifold.random_unit_tangent(mean, size=directions, rng=rng)
+    x = manifold.exp(mean, t * u)
+    return float(np.mean(manifold.norm(x, riemannian_gradient(manifold, x, X)) / manifold.dist(mean, x)))
+
+
+def _panel(manifold, make, r, center, ns, reps, draws, rng, metric, label, unprojected):
+    """Errors of every mechanism over ``reps`` data sets per ``n``, ``draws`` releases of each per
+    data set (a KNG call costs the same for one draw or many)."""
+    errs = {k: [] for k in MECHANISMS}
+    slopes = []
     for n in progress(ns, f"S22-F1 {label} n"):
-        kng = measurements.kng(manifold, frechet_mean_sensitivity(manifold, n=n, radius=r, kind="kng"), EPSILON, center=center, radius=r)
-        lap = measurements.laplace(manifold, frechet_mean_sensitivity(manifold, n=n, radius=r), EPSILON)
-        amb = measurements.ambient(manifold, "ambient_laplace", ambient_sensitivity(manifold, n=n, radius=r, center=center),
-                                   EPSILON, floor=manifold.ambient_floor(center, r))
-        acc = {k: [] for k in names}
+        ms = _measurements(manifold, n, r, center)
+        acc = {k: [] for k in MECHANISMS}
+        slope = []
         for _ in range(reps):
             X, _ = prepare_records(manifold, make(n, rng), center, r)
             mean = frechet_mean(X, manifold, tol=1e-12).point
-            acc["KNG"].append(metric(mean, kng.sample((X, mean), rng=rng)))
-            acc["Riemannian Laplace"].append(metric(mean, lap.sample(mean, rng=rng)))
-            z = np.mean(manifold.to_ambient(X), axis=0) + amb.law.noise(None, rng)  # one draw, shown both ways
-            acc["Euclidean Laplace (unprojected)"].append(metric(mean, unprojected(z), raw=True))
-            acc["Euclidean Laplace (projected)"].append(metric(mean, amb.law.from_ambient(z)))
-        for k in names:
-            errs[k].append(mean_se(acc[k]))
-    return errs
+            for k in ("kng", "kng_paper"):
+                acc[k].append(metric(mean, ms[k].sample((X, mean), size=draws, rng=rng)))
+            for k in ("laplace", "laplace_2x"):
+                acc[k].append(metric(mean, ms[k].sample(mean, size=draws, rng=rng)))
+            amb = ms["ambient"]
+            z = np.mean(manifold.to_ambient(X), axis=0) + amb.law.noise(draws, rng)  # the same draws, shown both ways
+            acc["unprojected"].append(metric(mean, unprojected(z), raw=True))
+            acc["projected"].append(metric(mean, amb.law.from_ambient(z)))
+            if len(slope) < 5:
+                slope.append(gradient_slope(manifold, X, mean, rng))
+        for k in MECHANISMS:
+            errs[k].append(mean_se(np.concatenate(acc[k])))
+        slopes.append(float(np.mean(slope)))
+    return {"err": errs, "H": slopes}
+
+
+def _cap_grid(r, n_theta, n_phi):
+    """Midpoint quadrature nodes of ``B_r(north pole)`` on S² with the log of their volume
+    weights, and (weight −inf: evaluated, not integrated) points on the boundary circle, where the
+    loss peaks."""
+    theta = (np.arange(n_theta) + 0.5) * r / n_theta
+    phi = (np.arange(n_phi) + 0.5) * 2 * np.pi / n_phi
+    T, P = np.meshgrid(np.append(theta, r), phi, indexing="ij")
+    pts = np.stack([np.sin(T) * np.cos(P), np.sin(T) * np.sin(P), np.cos(T)], axis=-1).reshape(-1, 3)
+    logw = np.log(np.sin(T) * (r / n_theta) * (2 * np.pi / n_phi))
+    logw[-1] = -np.inf
+    return pts, logw.ravel()
+
+
+def realised_kng_loss(n, grid=(60, 240), multiplier=1.0):
+    """Largest privacy loss ``|log p_D(y) − log p_D'(y)|`` (to compare with ε) over a grid of the cap for KNG on S²
+    at σ = multiplier·Δ_KNG/ε (the paper's: 1; certified: 2), over adversarial neighbouring pairs: the other ``n − 1`` records
+    at the centre, on the boundary on either side of the replaced one, or across; the replaced record
+    moved across the ball. The densities are exact at the grid points and the normalising
+    constants converged quadratures, so the value is a lower bound on that calibration's ε (a
+    value under 1 would not prove it ε-DP)."""
+    s = Sphere(2)
+    kng = measurements.kng(s, frechet_mean_sensitivity(s, n=n, radius=R_SPHERE, kind="kng"), EPSILON,
+                           center=s.origin, radius=R_SPHERE)
+    sigma = kng.scale if multiplier == 2.0 else measurements.paper_variant(kng, multiplier / 2, SAME_MULTIPLIER).scale
+    pts, logw = _cap_grid(R_SPHERE, *grid)
+    edge = lambda phi: s.exp(s.origin, R_SPHERE * np.array([np.cos(phi), np.sin(phi), 0.0]))
+    rests = [s.origin, edge(0.0), edge(np.pi), edge(np.pi / 2)]
+    swaps = [(edge(0.0), edge(np.pi)), (s.origin, edge(0.0)), (edge(np.pi / 2), edge(-np.pi / 2))]
+    worst = 0.0
+    for rest in rests:
+        for a, b in swaps:
+            pairs = [(np.array([rest, last]), np.array([n - 1.0, 1.0])) for last in (a, b)]
+            # the loss peaks where one density's exponent has its cusp: at the two means
+            means = np.array([frechet_mean(X, s, weights=w, tol=1e-13).point for X, w in pairs])
+            at, lw = np.concatenate([pts, means]), np.concatenate([logw, [-np.inf, -np.inf]])
+            logp = []
+            for X, w in pairs:
+                u = -s.norm(at, riemannian_gradient(s, at, X, weights=w)) / sigma
+                logp.append(u - logsumexp(u + lw))
+            worst = max(worst, float(np.max(np.abs(logp[0] - logp[1]))))
+    return worst
 
 
 def run(config, rng):
     s = Sphere(2)
-    sphere_metric = lambda m, x, raw=False: float(np.linalg.norm(np.asarray(x) - m))
-    a = _panel(s, lambda n, g: sphere_cap(n, rng=g), np.pi / 8, s.origin, config["ns"], config["reps"], rng, sphere_metric, "S²", lambda z: z)
+    sphere_metric = lambda m, x, raw=False: np.linalg.norm(np.asarray(x) - m, axis=-1)
+    a = _panel(s, lambda n, g: sphere_cap(n, rng=g), R_SPHERE, s.origin, config["ns"], config["reps"], config["draws"],
+               rng, sphere_metric, "S²", lambda z: z)
     spd = SPDAffineInvariant(2)
-    spd_metric = lambda m, x, raw=False: float(np.linalg.norm(vech(np.asarray(x)) - vech(m)))
-    b = _panel(spd, lambda n, g: wishart_spd(n, 2, rng=g), 1.5, np.eye(2), config["ns"], config["spd_reps"], rng, spd_metric, "SPD(2)",
-               lambda z: invvecd(z, 2))
-    return {"sphere": a, "spd": b}
+    spd_metric = lambda m, x, raw=False: np.linalg.norm(vech(np.asarray(x)) - vech(m), axis=-1)
+    b = _panel(spd, lambda n, g: wishart_spd(n, 2, rng=g), R_SPD, np.eye(2), config["ns"], config["spd_reps"],
+               config["draws"], rng, spd_metric, "SPD(2)", lambda z: invvecd(z, 2))
+    loss = {n: realised_kng_loss(n) for n in config["ns"]}
+    loss_certified = {n: realised_kng_loss(n, multiplier=2.0) for n in config["ns"]}
+    return {"sphere": a, "spd": b, "realised_loss": loss, "realised_loss_certified": loss_certified,
+            "h": {"sphere": hessian_lower_bound(R_SPHERE, 1.0), "spd": hessian_lower_bound(R_SPD, 0.0)}}
+
+
+def _ratio(results, space, num, den):
+    a, b = np.array(results[space]["err"][num]), np.array(results[space]["err"][den])
+    ratio = a[:, 0] / b[:, 0]
+    return ratio, ratio * np.hypot(a[:, 1] / a[:, 0], b[:, 1] / b[:, 0])
+
+
+def _figure(results, config, out_dir):
+    ns = np.array(config["ns"])
+    fig, axes = figure(rf"S22 Fig. 1: private Fréchet means, $\varepsilon = {EPSILON:g}$, certified and paper calibrations",
+                       nrows=2, ncols=2, width=5.4, height=4.6)
+    for ax, space, letter, what, ylabel in (
+            (axes[0], "sphere", "a", r"$S^2$, $r = \pi/8$", r"$\|\bar x - \tilde x\|$ in $\mathbb{R}^3$"),
+            (axes[1], "spd", "b", rf"SPD(2), $r = {R_SPD:g}$", r"$\|\mathrm{vech}\,\bar x - \mathrm{vech}\,\tilde x\|$")):
+        for key, (label, colour, cal) in MECHANISMS.items():
+            v = np.array(results[space]["err"][key])
+            series(ax, ns, v[:, 0], _mathtext(label), colour, cal, se=v[:, 1])
+        finish(ax, letter, f"error, {what}", r"$n$ (log scale)", ylabel, logx=True, logy=True, legend=False, xticks=ns)
+    for ax, space, letter, what in ((axes[2], "sphere", "c", r"$S^2$"), (axes[3], "spd", "d", "SPD(2)")):
+        h = results["h"][space]
+        H = np.array(results[space]["H"])
+        for num, den, cal, label in RATIOS:
+            ratio, se = _ratio(results, space, num, den)
+            series(ax, ns, ratio, label, "kng", cal, se=se)
+        ax.plot(ns, 2 * h / H, color=PALETTE["bound"], linewidth=0.9, linestyle="-", label=r"prediction $2h/H$")
+        ax.plot(ns, h / H, color=PALETTE["bound"], linewidth=0.9, linestyle=":", label=r"prediction $h/H$")
+        ax.axhline(1.0, color=PALETTE["laplace"], linewidth=1, label="Riemannian Laplace = 1")
+        finish(ax, letter, f"KNG / Riemannian Laplace error, {what}", r"$n$ (log scale)", "error ratio", logx=True,
+               legend=False, xticks=ns)
+    shared_legend(fig, [axes[0], axes[2]], ncol=3)
+    name = save(fig, out_dir, "s22_f1_kng")
+    caption = (f"Data: {config['reps']} data sets per n on S² (caps of radius π/8 around the north pole) and "
+               f"{config['spd_reps']} on SPD(2) (Wishart, clipped to r = {R_SPD:g}), {config['draws']} releases of each "
+               "mechanism per data set. (a, b) Error of each mechanism; solid: certified; dotted: KNG at the paper's multiplier (not "
+               "certified); dash-dot: the Laplace at the paper's multiplier (certified, noisier). (c, d) KNG's error "
+               "over the Laplace's under each reading, with the predictions from h (the Laplace's curvature factor) "
+               "and H (the slope of ‖∇F‖ at the mean, measured). " + BAND_NOTE)
+    return name, caption
+
+
+def _claim_holds(results, kng, laplace):
+    """Per n, whether the paper's ranking holds with these two variants: on S² KNG lowest and the
+    unprojected Euclidean Laplace highest; on SPD(2) KNG/Laplace within [0.8, 1.25] and both below
+    the Euclidean Laplace. Returns (S² holds at a majority of n, SPD(2) likewise, both per-n arrays)."""
+    sph = {k: np.array(v)[:, 0] for k, v in results["sphere"]["err"].items()}
+    spd = {k: np.array(v)[:, 0] for k, v in results["spd"]["err"].items()}
+    sphere_ok = (sph[kng] < np.minimum.reduce([sph[laplace], sph["projected"], sph["unprojected"]])) & (
+        sph["unprojected"] >= np.maximum.reduce([sph[kng], sph[laplace], sph["projected"]]))
+    ratio = spd[kng] / spd[laplace]
+    spd_ok = (ratio >= 0.8) & (ratio <= 1.25) & (np.maximum(spd[kng], spd[laplace]) < spd["projected"])
+    return bool(np.mean(sphere_ok) >= 0.5), bool(np.mean(spd_ok) >= 0.5), sphere_ok, spd_ok
 
 
 def report(results, config, out_dir):
     ns = np.array(config["ns"])
-    fig, (a, b) = figure()
-    band_plot(a, ns, {k: tuple(np.array(v).T) for k, v in results["sphere"].items()}, "‖x̄ − x̃‖ (S²)", logy=True)
-    band_plot(b, ns, {k: tuple(np.array(v).T) for k, v in results["spd"].items()}, "‖vech x̄ − vech x̃‖ (SPD(2))", logy=True)
-    name = save(fig, out_dir, "s22_f1_kng")
-    sph = {k: np.array(v)[:, 0] for k, v in results["sphere"].items()}
-    spd = {k: np.array(v)[:, 0] for k, v in results["spd"].items()}
-    best = min(sph, key=lambda k: sph[k].mean())
-    ours = (f"S²: lowest mean error {best}; KNG has {relative(sph['KNG'], sph['Riemannian Laplace'])} error than the Riemannian Laplace, "
-            f"{relative(sph['KNG'], sph['Euclidean Laplace (projected)'])} than the projected Euclidean Laplace. "
-            f"SPD(2): KNG/Laplace error ratio {np.mean(spd['KNG'] / spd['Riemannian Laplace']):.2f}, "
-            f"Euclidean (projected)/KNG {np.mean(spd['Euclidean Laplace (projected)'] / spd['KNG']):.1f}×.")
-    comparison = ("We do not reproduce 'KNG best'. With the calibrations of docs/theory.md §4 the unrestricted Laplace uses σ = Δ/ε = 2rL/(nhε) "
-                  "while KNG, whose normalising constant depends on the data, needs σ = 2Δ_KNG/ε = 4rL/(nε); near the mean "
-                  "‖∇F(x)‖ ≈ H·ρ(x̄, x) with H ≈ 0.97 here, so KNG's effective scale is about 2h/H ≈ 1.6× the Laplace one on "
-                  "S² (h = 0.785) and 2× on SPD (h = 1). The paper's ranking appears if the Laplace is given the general "
-                  "σ = 2Δ/ε. The projected ambient Laplace is the strongest certified release on S² at r = π/8: projection "
-                  "removes the radial third of its noise and its sensitivity has no 1/h.")
-    return ExperimentResult(ID, TITLE, CLAIM, ours, comparison, figures=[name])
+    *cert, cert_sph, cert_spd = _claim_holds(results, "kng", "laplace")
+    *paper, paper_sph, paper_spd = _claim_holds(results, "kng_paper", "laplace")
+    *paper2, _, _ = _claim_holds(results, "kng", "laplace_2x")
+    where = lambda ok: "every n" if ok.all() else ("no n" if not ok.any() else "n = " + ", ".join(f"{n}" for n in ns[ok]))
+    r_cert, _ = _ratio(results, "sphere", "kng", "laplace")
+    r_paper, _ = _ratio(results, "sphere", "kng_paper", "laplace")
+    r_2x, _ = _ratio(results, "sphere", "kng", "laplace_2x")
+    proj_vs_kng, _ = _ratio(results, "sphere", "projected", "kng")
+    sph = {k: np.array(v)[:, 0] for k, v in results["sphere"]["err"].items()}
+    lap2_worst = sph["laplace_2x"] >= np.maximum.reduce([v for k, v in sph.items() if k != "laplace_2x"])
+    s_cert, _ = _ratio(results, "spd", "kng", "laplace")
+    s_paper, _ = _ratio(results, "spd", "kng_paper", "laplace")
+    h, H = results["h"]["sphere"], np.array(results["sphere"]["H"])
+    loss = results["realised_loss"]
+    unsafe = max(loss.values()) > EPSILON
+    name, caption = _figure(results, config, out_dir)
+    paper_value = "S²: KNG best; SPD(2): KNG ≈ Laplace (no numbers given)"
+    paper_cal = (f"KNG/Laplace S² {per(ns, r_paper)}; SPD(2) {per(ns, s_paper)}; ranking holds on S² at "
+                 f"{where(paper_sph)}, on SPD(2) at {where(paper_spd)}")
+    certified = (f"KNG/Laplace S² {per(ns, r_cert)}; SPD(2) {per(ns, s_cert)}; ranking holds on S² at "
+                 f"{where(cert_sph)}, on SPD(2) at {where(cert_spd)}")
+    explanation = (
+        f"The paper's ranking {'holds' if all(paper) else 'does not fully hold'} under its own reading and "
+        f"{'holds' if all(cert) else 'does not'} under the certified calibration (a part counts as holding at a majority "
+        "of the sample sizes). The paper compares KNG and the Laplace "
+        "through their sensitivities only (its Remark 1 and §4.1), i.e. with the same multiplier; then KNG beats the "
+        f"Laplace on S² by the ratio {per(ns, r_paper)} (prediction h/H = {span(h / H)}, with h = {h:.3f} the Laplace's "
+        f"curvature factor and H the measured slope of ‖∇F‖ at the mean). The certified calibrations differ by a "
+        "factor 2: KNG's normalising constant depends on the data, so the S22 Thm 1 proof needs σ = 2Δ_KNG/ε, while "
+        "the Laplace's does not on this homogeneous space (R21 Thm 1: σ = Δ/ε). The certified ratio is "
+        f"{per(ns, r_cert)}, approaching 2h/H = {span(2 * h / H)} once n is large; at the smallest n the ball truncates "
+        "KNG's wider law and the ratio is lower. Giving the Laplace the general 2Δ/ε instead restores KNG over the "
+        f"Laplace ({per(ns, r_2x)}), but then that Laplace has the largest error of all releases at "
+        f"{where(lap2_worst)}, and the projected Euclidean Laplace beats KNG at {where(proj_vs_kng < 1)} "
+        f"(projected/KNG error {per(ns, proj_vs_kng)}). "
+        "The factor 2 is what the only available proof needs, not a proven necessity. By quadrature on adversarial "
+        "S² pairs (the other records at the centre or on the boundary, the replaced record moved across the ball; "
+        "densities evaluated on a grid of the cap and at both means, where the loss peaks), KNG at the paper's "
+        f"σ = Δ_KNG/ε realises a privacy loss of " + ", ".join(f"{v:.2f} at n = {n}" for n, v in loss.items())
+        + (f", more than ε = {EPSILON:g}: the paper's calibration is not ε-DP, so the smallest valid multiplier is above 1 "
+           "and at most 2" if unsafe else f", within ε = {EPSILON:g} on these pairs, which does not prove it ε-DP")
+        + f" (the certified 2Δ_KNG/ε gives at most {max(results['realised_loss_certified'].values()):.2f} on the same pairs). "
+        "On SPD(2) (h = 1) the "
+        f"paper's reading gives KNG/Laplace {per(ns, s_paper)} and the certified one {per(ns, s_cert)}: the paper's "
+        f"'comparable utility' holds at {where(paper_spd)} under its reading and at {where(cert_spd)} under the certified "
+        f"one, whose ratio approaches 2h/H = {span(2 * results['h']['spd'] / np.array(results['spd']['H']))}. At the "
+        "smallest n KNG's law is truncated by the ball while the unrestricted Laplace keeps its heavy tail in vech "
+        "coordinates, which pulls both ratios down there.")
+    return ExperimentResult(ID, TITLE, CLAIM, verdict(all(paper) or all(paper2), all(cert), partly=any(cert + paper)),
+                            paper_value, paper_cal, certified, explanation, figures=[name], captions={name: caption},
+                            data={"realised_loss": loss, "realised_loss_certified": results["realised_loss_certified"]},
+                            data_note="Synthetic caps on S² and Wishart matrices on SPD(2) (as in the S22 paper's Fig. 1).")

@@ -17,7 +17,7 @@ and ``σ = 2Δ/ε``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from .._validation import check_delta, check_epsilon, check_positive
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
 from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian, ball_sampler_applies
 
-__all__ = ["pure_scale", "gaussian_scale", "Measurement", "laplace", "kng", "tangent_gaussian", "ambient"]
+__all__ = ["pure_scale", "gaussian_scale", "Measurement", "laplace", "kng", "tangent_gaussian", "ambient", "paper_variant"]
 
 AMBIENT_MECHANISMS = ("ambient_laplace", "ambient_gaussian", "coordinate_laplace")
 CALIBRATIONS = ("analytic", "classical")
@@ -79,11 +79,17 @@ class Measurement:
     law: object = field(repr=False)
     acceptance_public: bool = True  # whether the sampler's acceptance depends on public values only
     restricted: bool = False  # whether the law lives on the public ball B_r(center)
+    certified: bool = True  # False for a paper calibration below the proven scale (``paper_variant``): never release it
 
     @property
     def event(self):
-        """The release as a ``dp_accounting`` event (``privacy.accounting``)."""
+        """The release as a ``dp_accounting`` event (``privacy.accounting``); an uncertified
+        measurement has none (``ValueError``), so charging it fails before any data are read."""
         from .accounting import gaussian_dp_event, pure_dp_event
+
+        if not self.certified:
+            raise ValueError(f"the {self.title!r} measurement is not certified (a paper calibration below the proven "
+                             "scale): it has no privacy guarantee and must not be released")
 
         if self.delta > 0:
             return gaussian_dp_event(self.scale / self.sensitivity)
@@ -208,3 +214,31 @@ def ambient(manifold: Manifold, mechanism: str, sensitivity: float, epsilon: flo
     return Measurement(mechanism, f"ambient {kind} on the Euclidean mean, projected", thm, epsilon, delta, sensitivity,
                        float(sigma), rule, "none (projection back onto the manifold is post-processing)", "exact",
                        "ambient_mean", law)
+
+
+def paper_variant(measurement: Measurement, factor: float, reason: str) -> Measurement:
+    """A copy of ``measurement`` with its scale multiplied by ``factor``: how a paper calibrated a
+    figure, run by the same law and sampler (``manifold_dp.experiments``; docs/theory.md §4,
+    "Calibrations the papers used").
+
+    Every law here is monotone in its scale: an ε-DP law ``∝ exp(−ρ/σ)`` loses at most ``Δ/σ`` or
+    ``2Δ/σ``, and the Gaussian's ``(ε, δ)`` curve only improves with ``σ``. So ``factor ≥ 1`` keeps
+    the guarantee of a certified measurement (labelled "paper calibration (certified, noisier)"),
+    while ``factor < 1`` voids its proof: the copy is labelled "paper calibration — NOT
+    certified", has ``certified=False`` and no privacy ``event``, and must never be released.
+    ``reason`` (required) says where the factor comes from. A larger scale is checked again from
+    public values (integrability; feasibility of a restricted law), as the constructors do."""
+    factor = check_positive(factor, "factor")
+    if not (isinstance(reason, str) and reason.strip()):
+        raise ValueError(f"reason must be a non-empty string saying where the factor comes from, got {reason!r}")
+    certified = measurement.certified and factor >= 1.0
+    law = replace(measurement.law, sigma=measurement.law.sigma * factor)
+    if factor > 1.0 and measurement.restricted:
+        if isinstance(law, RiemannianLaplace):
+            law.check_restricted_feasible()
+        elif isinstance(law, KNormGradient) and not ball_sampler_applies(law.manifold):
+            RiemannianLaplace(law.manifold, law.sigma / law.h, restrict_to=(law.center, law.radius)).check_restricted_feasible()
+    label = "paper calibration (certified, noisier)" if certified else "paper calibration — NOT certified"
+    return replace(measurement, title=f"{measurement.title}, {label}", scale=float(law.sigma),
+                   scale_rule=f"{factor:g} × [{measurement.scale_rule}] — {label}: {reason}", law=law,
+                   certified=certified)

@@ -419,7 +419,11 @@ def warn_if_mostly_noise(manifold, statistic, measurement, radius, n):
 # --- stage 3: the accountant ------------------------------------------------------------------
 
 def charge(accountant, measurement):
-    """Charge ``measurement``'s event before the data are read: what fails later still counts."""
+    """Charge ``measurement``'s event before the data are read: what fails later still counts.
+    An uncertified measurement (a paper calibration, ``measurements.paper_variant``) is refused
+    here whether or not there is an accountant: no release may come out of it."""
+    if not measurement.certified:
+        raise ValueError(f"{measurement.title}: not certified, never released")
     if accountant is not None:
         accountant.charge(measurement.event)
 
