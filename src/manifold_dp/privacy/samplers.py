@@ -331,14 +331,18 @@ def log_cap_fraction(x, d):
     x = np.asarray(x, float)
     low = np.clip(x, 1e-300, 0.5)
     with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-        direct = betainc(alpha, alpha, low)
-        terms = np.ones_like(low)
-        total = np.ones_like(low)
-        for j in range(400):
-            terms = terms * (2 * alpha + j) * low / (alpha + 1 + j)
-            total = total + terms
-        series = alpha * (np.log(low) + np.log1p(-low)) - np.log(alpha) - betaln(alpha, alpha) + np.log(total)
-        tail = np.where(direct > 1e-280, np.log(direct), series)
+        flat = np.atleast_1d(low)
+        direct = betainc(alpha, alpha, flat)
+        tail = np.log(direct)
+        deep = direct <= 1e-280
+        if np.any(deep):  # the series, only where betainc underflows
+            z = flat[deep]
+            terms, total = np.ones_like(z), np.ones_like(z)
+            for j in range(400):
+                terms = terms * (2 * alpha + j) * z / (alpha + 1 + j)
+                total = total + terms
+            tail[deep] = (alpha * (np.log(z) + np.log1p(-z)) - np.log(alpha) - betaln(alpha, alpha) + np.log(total))
+        tail = tail.reshape(low.shape)
         bulk = np.log1p(-betainc(alpha, alpha, np.clip(1.0 - x, 0.0, 0.5)))
     out = np.where(x <= 0.5, tail, bulk)
     return np.where(x >= 1.0, 0.0, np.where(x <= 0.0, -np.inf, out))
