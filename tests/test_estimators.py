@@ -25,7 +25,7 @@ from sklearn.utils.estimator_checks import check_estimator
 import manifold_dp.estimators as estimators_module
 from manifold_dp import Euclidean, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant
 from manifold_dp.estimators import EXPECTED_FAILED_CHECKS, PrivateFrechetMean
-from manifold_dp.privacy import BudgetExceededError
+from manifold_dp.privacy import BudgetExceededError, ReleaseWarning
 
 # the library tells the data holder how many records it clipped; these tests clip on purpose
 pytestmark = pytest.mark.filterwarnings(r"ignore:of \d+ records.* clipped:UserWarning")
@@ -181,7 +181,8 @@ def test_random_state_refuses_legacy_and_odd_sources(bad, error):
 def test_the_accountant_is_charged_at_every_fit():
     X = vectors()
     acc = PrivacyAccountant(epsilon=1.0)
-    est = PrivateFrechetMean(Euclidean(3), center=np.zeros(3), radius=2.0, epsilon=0.25, accountant=acc, random_state=0)
+    est = PrivateFrechetMean(Euclidean(3), center=np.zeros(3), radius=2.0, epsilon=0.25, accountant=acc,
+                             random_state=np.random.default_rng(0))
     for fits in range(1, 5):
         est.fit(X)
         assert len(acc.events) == fits
@@ -285,3 +286,35 @@ def test_transform_gives_tangent_vectors_at_the_private_mean():
 def test_the_docstring_example_runs():
     result = doctest.testmod(estimators_module)
     assert result.failed == 0 and result.attempted >= 5
+
+
+def test_a_fixed_seed_is_refused_with_an_accountant_and_warned_without():
+    """An adversarial review reconstructed every record exactly from leave-one-out folds fitted with
+    one int seed (or one Generator, copied into every clone): the folds' noise was identical, so
+    differences of their means were noise-free, while the accountant recorded n composed releases.
+    Composition assumes independent noise."""
+    X = vectors()
+    acc = PrivacyAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="fixed seed"):
+        PrivateFrechetMean(Euclidean(3), center=np.zeros(3), radius=2.0, epsilon=0.5, accountant=acc,
+                           random_state=0).fit(X)
+    assert acc.spent()[0] == 0.0  # refused before anything was charged
+    with pytest.warns(ReleaseWarning, match="fixed seed"):
+        PrivateFrechetMean(Euclidean(3), center=np.zeros(3), radius=2.0, epsilon=0.5, random_state=0).fit(X)
+
+
+def test_cross_validation_folds_draw_independent_noise_from_a_shared_generator():
+    from sklearn.model_selection import LeaveOneOut, cross_validate
+
+    rng = np.random.default_rng(7)
+    n = 12
+    X = rng.uniform(-0.5, 0.5, size=(n, 2))  # inside the ball: no clipping
+    acc = PrivacyAccountant(epsilon=n * 0.5 + 1e-9)
+    est = PrivateFrechetMean("euclidean", center="origin", radius=1.0, epsilon=0.5, accountant=acc,
+                             random_state=np.random.default_rng(0))
+    out = cross_validate(est, X, cv=LeaveOneOut(), scoring=lambda e, X, y=None: 0.0, return_estimator=True)
+    means = np.array([e.mean_ for e in out["estimator"]])
+    reconstructed = (n - 1) * (means[0] - means)  # = x_i − x_0 exactly if the folds shared their noise
+    sigma = out["estimator"][0].certificate_.scale
+    assert np.abs(reconstructed - (X - X[0])).max() > sigma  # the noise does not cancel
+    assert acc.spent()[0] == pytest.approx(n * 0.5)

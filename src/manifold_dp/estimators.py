@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 
 import numpy as np
 from scipy import sparse
@@ -23,7 +24,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from ._random import as_generator
 from .manifolds import REGISTRY
 from .privacy import private_frechet_mean
-from .privacy.release import record_count
+from .privacy.release import ReleaseWarning, record_count
 from .records import is_dask
 
 __all__ = ["PrivateFrechetMean", "EXPECTED_FAILED_CHECKS"]
@@ -81,9 +82,11 @@ class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         ``cross_validate``) shares it with the copies instead of copying the budget.
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of the noise. ``None``: fresh OS entropy at every fit (secure; use it for real
-        releases). An int or ``SeedSequence``: reproducible, every fit draws the same noise (for
-        tests and experiments only). A ``Generator`` is used as it is, so refits continue its
-        stream. A legacy ``RandomState`` is refused.
+        releases). An int or ``SeedSequence``: reproducible, every fit draws the same noise, so
+        releases that share it can be differenced to remove it — for tests and experiments only:
+        a ``ReleaseWarning`` says so at every fit, and it is refused together with an
+        ``accountant``. A ``Generator`` is used as it is, so refits continue its stream; clones
+        (cross-validation folds) share it rather than copy it. A legacy ``RandomState`` is refused.
 
     Attributes
     ----------
@@ -175,10 +178,12 @@ class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         manifold = self._sized_manifold(records)
         records = _in_point_layout(manifold, records)
         center = manifold.origin if _is_origin(self.center) else self.center
+        rng = _noise_source(self.random_state)
+        _check_seed(self.random_state, self.accountant)
         release = private_frechet_mean(
             records, manifold, center=center, radius=self.radius, epsilon=self.epsilon, delta=self.delta,
             mechanism=self.mechanism, bound=self.bound, calibration=self.calibration, restrict=self.restrict,
-            round_to=self.round_to, accountant=self.accountant, rng=_noise_source(self.random_state))
+            round_to=self.round_to, accountant=self.accountant, rng=rng)
         self.manifold_ = manifold
         self.release_ = release
         self.certificate_ = release.certificate
@@ -235,11 +240,17 @@ class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def __sklearn_clone__(self):
         # sklearn's clone deep-copies parameters: a copied accountant would let every clone spend the
-        # budget afresh. The clone shares the one accountant instead.
-        without_budget = copy.copy(self)
-        without_budget.accountant = None
-        twin = super(PrivateFrechetMean, without_budget).__sklearn_clone__()
+        # budget afresh, and a copied Generator would give every clone (every cross-validation
+        # fold) the same noise, which differencing removes. The clone shares both instead.
+        without_shared = copy.copy(self)
+        without_shared.accountant = None
+        shared_rng = isinstance(self.random_state, np.random.Generator)
+        if shared_rng:
+            without_shared.random_state = None
+        twin = super(PrivateFrechetMean, without_shared).__sklearn_clone__()
         twin.accountant = self.accountant
+        if shared_rng:
+            twin.random_state = self.random_state
         return twin
 
     def __sklearn_tags__(self):
@@ -283,6 +294,22 @@ def _in_point_layout(manifold, records):
             if len(shape) > 1 and math.prod(shape) == records.shape[1]:
                 return records.reshape((records.shape[0],) + shape)
     return records
+
+
+def _check_seed(random_state, accountant):
+    """A fixed seed (an int or ``SeedSequence``) makes every fit draw the same noise: releases that
+    share it are not independent, so their privacy does not compose — differences of two such
+    releases on overlapping data (cross-validation folds, refits) are free of noise. Refused with
+    an accountant, whose composition assumes independent noise; warned otherwise (public: the
+    parameters only)."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return
+    if accountant is not None:
+        raise ValueError("random_state is a fixed seed: every fit would draw the same noise, so the accountant's "
+                         "composition would not hold; use random_state=None (OS entropy) or a numpy Generator")
+    warnings.warn("random_state is a fixed seed: every fit with it draws the same noise, so releases made with it "
+                  "(refits, cross-validation folds) can be differenced to remove the noise; it is for tests and "
+                  "experiments only — use random_state=None for releases anyone else will see", ReleaseWarning, stacklevel=3)
 
 
 def _noise_source(random_state):
