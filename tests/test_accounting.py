@@ -315,3 +315,18 @@ def test_check_accountant():
 def test_importing_manifold_dp_does_not_import_dp_accounting():
     code = "import manifold_dp, manifold_dp.privacy, sys; assert 'dp_accounting' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_fixed_seed_with_an_accountant_is_warned():
+    import warnings as _w
+
+    from manifold_dp import ReleaseWarning, Sphere, private_frechet_mean
+    from manifold_dp.data import sphere_cap
+
+    s, X = Sphere(2), sphere_cap(50, rng=1)
+    with pytest.warns(ReleaseWarning, match="fixed seed"):
+        private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=0.5, accountant=PrivacyAccountant(1.0), rng=3)
+    with _w.catch_warnings():
+        _w.simplefilter("error", ReleaseWarning)  # OS entropy, or a seed without an accountant: no warning
+        private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=0.5, accountant=PrivacyAccountant(1.0))
+        private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=0.5, rng=3)

@@ -47,8 +47,9 @@ from .._validation import check_delta, check_epsilon, check_positive, check_radi
 from ..manifolds import Euclidean
 from ..manifolds.base import check_order
 from ..records import CHUNK, is_dask
-from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, certified_frechet_mean, certified_iterations, hessian_upper_bound,
-                              mean_squared_distance)
+from .._threads import blas_limited
+from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, PreparedRecords, certified_frechet_mean, certified_iterations,
+                             hessian_upper_bound, mean_squared_distance)
 from . import measurements
 from . import radius_selection as _selection
 from numpy.typing import ArrayLike
@@ -418,6 +419,18 @@ def warn_if_mostly_noise(manifold, statistic, measurement, radius, n):
 
 # --- stage 3: the accountant ------------------------------------------------------------------
 
+def _warn_if_seeded_and_composed(rng, accountant):
+    """A fixed seed (an int or ``SeedSequence``) with an accountant: releases that share a seed draw
+    the same noise, so differences of releases on overlapping data are noise-free while the
+    accountant composes them as independent (an adversarial review reconstructed records that
+    way through cross-validation). Public: the parameters only."""
+    if accountant is not None and isinstance(rng, (int, np.integer, np.random.SeedSequence)) \
+            and not isinstance(rng, (bool, np.bool_)):
+        _warn("rng is a fixed seed and an accountant is composing the releases: releases that share a seed draw "
+              "the same noise, which differencing removes, so the accountant's total does not hold for them; "
+              "use rng=None (OS entropy) for releases anyone else will see", ReleaseWarning)
+
+
 def charge(accountant, measurement):
     """Charge ``measurement``'s event before the data are read: what fails later still counts.
     An uncertified measurement (a paper calibration, ``measurements.paper_variant``) is refused
@@ -464,24 +477,46 @@ def _sanitised(manifold, points, ok, center):
         return np.where(keep, manifold.project(np.where(keep, points, center)), center)
 
 
+PREPARE_BLOCK = 1 << 17  # array entries per block of prepare_records: its temporaries stay a few MiB at any n
+
+
 def prepare_records(manifold, X, center, radius):
     """Record by record: non-finite or off-manifold records become ``center``
     (data-independent), the rest are projected onto the manifold and clipped into
     ``B_radius(center)``. Users' layouts (``manifold.user_point_shapes``) are converted first.
 
-    Returns ``(records, counts)``, ``counts`` a ``RecordCounts`` (not private: for the data
-    holder's diagnostics only). The counts cost no extra pass: finiteness and the manifold check
-    are the ones the replacement needs, and a record counts as clipped when the clip changed it
-    (inside the ball ``clip_to_ball`` returns it unchanged)."""
+    Returns ``(records, counts)``: ``records`` a ``PreparedRecords`` array, which also carries
+    ``(1/n) Σ log_center(x_i)`` from the clipping's own pass (``manifold.clip_and_log_sum``: the
+    certified mean's first gradient, and its closed form on a flat chart); ``counts`` a
+    ``RecordCounts`` (not private: for the data holder's diagnostics only). The counts cost no
+    extra pass: finiteness and the manifold check are the ones the replacement needs, and a record
+    counts as clipped when the clip moved it. Blocks of ``PREPARE_BLOCK`` entries: the memory
+    beyond the output is a small multiple of one block, whatever ``n``."""
+    X = np.asarray(X)
+    n = X.shape[0]
+    out = np.empty((n,) + tuple(manifold.point_shape), dtype=manifold.dtype)
+    rows = max(1, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
+    log_mean, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
+    for start in range(0, n, rows):
+        block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n)
+        out[start:start + rows] = block
+        log_mean = log_mean + part
+        non_finite += int(np.sum(~finite))
+        off_manifold += int(np.sum(finite & ~ok))
+        clipped += int(np.sum(moved))
+    return PreparedRecords(out, center, log_mean), RecordCounts(int(n), non_finite, off_manifold, clipped)
+
+
+def _prepare_chunk(manifold, X, center, radius, weight):
+    """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``."""
     points, finite, ok = _validity(manifold, X)
-    X = inside = _sanitised(manifold, points, ok, center)
+    inside = _sanitised(manifold, points, ok, center)
     with np.errstate(all="ignore"):
-        X = manifold.clip_to_ball(X, center, radius)
-    moved = np.any((X != inside).reshape(len(ok), -1), axis=1)
-    counts = RecordCounts(int(len(ok)), int(np.sum(~finite)), int(np.sum(finite & ~ok)), int(np.sum(moved)))
-    return X, counts
+        X, moved, log_sum = manifold.clip_and_log_sum(inside, center, radius, np.full(len(ok), weight))
+    return X, finite, ok, moved, log_sum
 
 
+@blas_limited
 def prepared(manifold, X, center, radius):
     """The prepared records, in memory (with one ``RecordsWarning`` giving the counts when any
     record was replaced or clipped), or (Dask) prepared block by block on the workers. On Dask
@@ -496,7 +531,7 @@ def prepared(manifold, X, center, radius):
 
 
 def _prepare_block(block, manifold, center, radius):
-    return prepare_records(manifold, block, center, radius)[0]
+    return np.asarray(prepare_records(manifold, block, center, radius)[0])  # a plain array on the workers
 
 
 def record_distances(manifold, X, center):
@@ -806,6 +841,7 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
     >>> round(sel.epsilon + sel.release_epsilon, 12), auto.radius == sel.chosen_radius
     (1.0, True)
     """
+    _warn_if_seeded_and_composed(rng, accountant)
     rng = as_generator(rng)
     plan = plan_release(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
                         bound=bound, calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant,
@@ -908,6 +944,7 @@ def private_frechet_variance(X: ArrayLike, manifold: Manifold, *, center: ArrayL
     >>> 0.0 <= rel.value <= 0.4**2, rel.certificate.statistic
     (True, 'frechet_variance')
     """
+    _warn_if_seeded_and_composed(rng, accountant)
     rng = as_generator(rng)
     p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=None, mechanism="laplace",
                      bound="tight", calibration="analytic", restrict=False, accountant=accountant, strict=strict)
