@@ -34,6 +34,9 @@ from manifold_dp.privacy import frechet_mean_sensitivity, measurements
 from manifold_dp.privacy.samplers import metropolis_hastings
 from manifold_dp.stats import riemannian_gradient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _floor import bench_floor, blas_setting  # noqa: E402  (the issue-15 target rows)
+
 HERE = Path(__file__).resolve().parent
 TOL = 1e-10  # every Fréchet mean is compared at ‖∇F‖ ≤ TOL, F = (1/2n) Σ ρ²(x, x_i)
 GEOMSTATS_PIN = ["geomstats==2.8.0", "numpy>=2.0,<2.4"]
@@ -403,7 +406,8 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--geomstats", choices=["auto", "skip"], default="auto")
     ap.add_argument("--reproduce", choices=["auto", "none", "quick", "full"], default="auto")
-    ap.add_argument("--only", choices=["high-dim"], help="run one section only (writes high_dim.md)")
+    ap.add_argument("--only", choices=["high-dim", "floor"],
+                    help="run one section only (writes high_dim.md, or floor.md for the issue-15 target rows)")
     args = ap.parse_args(argv)
     if args.only == "high-dim":
         tab = Table()
@@ -411,6 +415,17 @@ def main(argv=None):
         md = [f"# High-dimensional samplers ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}", ""] + tab.markdown()
         Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "high_dim.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+        print("\n".join(md))
+        return
+    if args.only == "floor":
+        tab = Table()
+        ratios = bench_floor(tab, args.quick, np.random.default_rng(7))
+        md = [f"# Close to the floor ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}",
+              f"{blas_setting()[0]}", ""] + tab.markdown()
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "floor.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+        (Path(args.out) / "floor.json").write_text(json.dumps(dict(machine=machine(), blas=blas_setting()[0], ratios=ratios),
+                                                              indent=2), encoding="utf-8")
         print("\n".join(md))
         return
     out = Path(args.out)
@@ -430,6 +445,8 @@ def main(argv=None):
     bench_kng(tab, args.quick, rng)
     print("high-dimensional samplers ...", flush=True)
     bench_high_dim(tab, args.quick, rng)
+    print("close to the floor (issue 15) ...", flush=True)
+    floor = bench_floor(tab, args.quick, rng)
     print("Fréchet means vs pyRiemann and geomstats ...", flush=True)
     bench_means(tab, args.quick, rng, data, gs)
     if "skipped" in gs:
@@ -443,11 +460,13 @@ def main(argv=None):
     walls = bench_reproduce(tab, profile, out) if profile != "none" else {}
     desc = machine()
     env = "not run" if "skipped" in gs else f"geomstats {gs['version']} with numpy {gs['numpy']} in {HERE / '.venv-geomstats'}"
-    md = [f"# Benchmarks ({'quick' if args.quick else 'full'})", "", f"Machine: {desc}", f"Side environment: {env}", ""] + tab.markdown()
+    md = [f"# Benchmarks ({'quick' if args.quick else 'full'})", "", f"Machine: {desc}", f"{blas_setting()[0]}",
+          f"Side environment: {env}", ""] + tab.markdown()
     md.append("Scaling plots: `scaling.png` (mean vs n and vs k; samplers vs k; KNG vs n).")
     (out / "benchmarks.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     record = dict(machine=desc, side_environment=env, sections=tab.sections, le_exact_vs_mcmc=le, sphere_exact_vs_mcmc=sphere,
-                  scaling={key: np.asarray(v).tolist() for key, v in curves.items()}, reproduce_seconds=walls)
+                  scaling={key: np.asarray(v).tolist() for key, v in curves.items()}, reproduce_seconds=walls,
+                  blas=blas_setting()[0], floor_ratios=floor)
     (out / "benchmarks.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
     print("\n".join(md))
 

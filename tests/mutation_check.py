@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = "src/manifold_dp/"
 TESTS = ["tests/test_scales.py", "tests/test_structure.py", "tests/test_accounting.py", "tests/test_samplers.py",
          "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
-         "tests/test_audit.py"]
+         "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
+         "tests/test_ball_sampler.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -74,7 +75,9 @@ MUTATIONS = {
                              "affine-invariant Laplace taken integrable beyond 1/c_k"),
     "kendall-phase-not-canonical": ("manifolds/kendall.py", "        return self.align(center, points)\n\n    def as_points",
                                     "        return points\n\n    def as_points", "Kendall release keeps the data's rotation"),
-    "clip-skipped": ("privacy/release.py", "        X = manifold.clip_to_ball(X, center, radius)\n", "",
+    "clip-skipped": ("privacy/release.py",
+                     "X, moved, log_sum = manifold.clip_and_log_sum(inside, center, radius, np.full(len(ok), weight))",
+                     "X, moved, log_sum = inside, np.zeros(len(ok), bool), manifold.weighted_log_sum(center, inside, np.full(len(ok), weight))",
                      "records outside the ball are not clipped"),
     "charge-after-failure-only": ("privacy/release.py", "    charge(p[\"accountant\"], cal.measurement)\n    records = prepared",
                                   "    records = prepared", "the mean's release is never charged"),
@@ -91,6 +94,25 @@ MUTATIONS = {
                                      "return composition", "the budget is never enforced"),
     "measurement-event-epsilon-halved": ("privacy/measurements.py", "return pure_dp_event(self.epsilon)", "return pure_dp_event(self.epsilon / 2)",
                                          "a release charges half its ε"),
+    "radius-selection-sharpened": ("privacy/radius_selection.py", "return 0.5 * epsilon * u", "return 1.0 * epsilon * u",
+                                   "the private radius's exponential mechanism at 2ε₁"),
+    "radius-selection-uncharged": ("privacy/release.py", 'p["accountant"].charge(dp_event.ComposedDpEvent([',
+                                   '(lambda event: None)(dp_event.ComposedDpEvent([', "radius='auto' never charged"),
+    "cap-fraction-ignored": ("privacy/mechanisms.py", "sample_radius_concave_volume(m, grid, G, sigma, n, rng, log_cap=log_cap)",
+                             "sample_radius_concave_volume(m, grid, G, sigma, n, rng, log_cap=None)",
+                             "the cap sampler's radius drawn without the cap fraction"),
+    "kng-law-of-sines-overtight": ("privacy/mechanisms.py", "f = np.maximum(f, 1.0 - s2 * _k_upper(u))",
+                                   "f = np.maximum(f, 1.0 - 0.5 * s2 * _k_upper(u))",
+                                   "KNG's radial envelope above ‖∇F‖ (not a lower bound)"),
+    "paper-variant-stays-certified": ("privacy/measurements.py", "certified = measurement.certified and factor >= 1.0",
+                                      "certified = measurement.certified", "a paper calibration below the proven scale kept certified"),
+    "uncertified-released": ("privacy/release.py", "    if not measurement.certified:\n        raise",
+                             "    if False:\n        raise", "the pipeline releases an uncertified measurement"),
+    "estimator-copies-generator": ("estimators.py", "shared_rng = isinstance(self.random_state, np.random.Generator)",
+                                   "shared_rng = False", "cross-validation folds share their noise"),
+    "estimator-seed-with-accountant": ("estimators.py", "    if accountant is not None:\n        raise ValueError(\"random_state is a fixed seed",
+                                       "    if False:\n        raise ValueError(\"random_state is a fixed seed",
+                                       "a fixed seed composed by the accountant"),
 }
 
 

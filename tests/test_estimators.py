@@ -318,3 +318,12 @@ def test_cross_validation_folds_draw_independent_noise_from_a_shared_generator()
     sigma = out["estimator"][0].certificate_.scale
     assert np.abs(reconstructed - (X - X[0])).max() > sigma  # the noise does not cancel
     assert acc.spent()[0] == pytest.approx(n * 0.5)
+
+
+def test_a_generator_estimator_cannot_be_pickled_into_identical_copies():
+    import pickle
+
+    est = PrivateFrechetMean("euclidean", center="origin", radius=1.0, epsilon=0.5, random_state=np.random.default_rng(0))
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(est)
+    pickle.dumps(PrivateFrechetMean("euclidean", center="origin", radius=1.0, epsilon=0.5))  # OS entropy: fine

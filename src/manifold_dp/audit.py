@@ -35,7 +35,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 
 from ._random import as_generator
 from .manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
@@ -125,6 +124,8 @@ class AuditResult:
 
 def clopper_pearson(k, n, alpha):
     """Two-sided ``1 − alpha`` Clopper–Pearson interval for ``k`` successes in ``n`` trials."""
+    from scipy.stats import beta  # here, not at import: scipy.stats costs ~0.5 s to import
+
     lo = beta.ppf(alpha / 2, k, n - k + 1) if k > 0 else 0.0
     hi = beta.ppf(1 - alpha / 2, k + 1, n - k) if k < n else 1.0
     return float(lo), float(hi)

@@ -1,7 +1,6 @@
 """The papers' data generators (docs/theory.md §6). Each takes ``rng=`` and returns a ``(n, ...)`` array."""
 
 import numpy as np
-from scipy.stats import ortho_group, wishart
 
 from ._random import as_generator
 from .manifolds import KendallShape2D, SPDAffineInvariant, Sphere
@@ -14,6 +13,8 @@ def wishart_spd(n, k=2, *, scale=None, df=2, max_radius=1.5, rng=None):
     """Wishart ``W(scale, df)`` draws kept only when ``ρ_AI(X, I) < max_radius`` (2021 App. A.2.1).
 
     Default ``scale = I/2``, ``df = 2`` as in the paper (requires ``df ≥ k``)."""
+    from scipy.stats import wishart  # here, not at import: scipy.stats costs ~0.5 s to import
+
     rng = as_generator(rng)
     scale = np.eye(k) / 2 if scale is None else np.asarray(scale, float)
     if df < k:
@@ -42,6 +43,8 @@ def eigen_spd(n, k, *, r=0.25, rng=None):
     lam = rng.uniform(np.exp(-r), np.exp(r), size=(n, k))
     if k == 1:
         return lam[:, :, None]
+    from scipy.stats import ortho_group
+
     u = ortho_group.rvs(k, size=n, random_state=rng).reshape(n, k, k)
     return eig_apply(u, lam)
 

@@ -8,7 +8,6 @@ imports scikit-learn; the core runs without it.
 
 from __future__ import annotations
 
-import copy
 import math
 import warnings
 
@@ -238,11 +237,20 @@ class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                              f"to size manifold={self.manifold!r}")
         return REGISTRY[self.manifold].from_width(width)
 
+    def __getstate__(self):
+        # a pickled Generator is a copy of its state: every joblib worker (n_jobs > 1) would draw the
+        # same noise, which differencing across folds removes (found by an adversarial review)
+        if isinstance(self.__dict__.get("random_state"), np.random.Generator):
+            raise TypeError("an estimator whose random_state is a numpy Generator cannot be pickled (e.g. sent to "
+                            "joblib workers): every copy would draw the same noise; use random_state=None")
+        return super().__getstate__()
+
     def __sklearn_clone__(self):
         # sklearn's clone deep-copies parameters: a copied accountant would let every clone spend the
         # budget afresh, and a copied Generator would give every clone (every cross-validation
         # fold) the same noise, which differencing removes. The clone shares both instead.
-        without_shared = copy.copy(self)
+        without_shared = object.__new__(type(self))  # not copy.copy: that pickles (see __getstate__)
+        without_shared.__dict__.update(self.__dict__)
         without_shared.accountant = None
         shared_rng = isinstance(self.random_state, np.random.Generator)
         if shared_rng:

@@ -127,6 +127,14 @@ class KendallShape2D(Manifold):
         v = v - v.mean(axis=-1, keepdims=True)
         return v - hermitian(x, v)[..., None] * x
 
+    def enclosing_lift(self, x, X):
+        """The records rotated against ``x`` (``align``), as real unit vectors of ``R^(2k)``:
+        ``ρ([c], [y]) = arccos|⟨c, y⟩| ≤ arccos Re⟨c, y*⟩``, the angle between the lifts, for
+        every centred unit ``c`` (a bound, not an equality: the rotation is fixed by ``x``)."""
+        Y = np.ascontiguousarray(self.align(np.asarray(x, complex), np.asarray(X, complex))).view(np.float64)
+        to_point = lambda c: self.project(np.ascontiguousarray(np.asarray(c, float)).view(np.complex128))
+        return Y, 1.0, False, to_point
+
     def exp(self, x, v):
         x, v = np.asarray(x, complex), np.asarray(v, complex)
         t = np.linalg.norm(v, axis=-1, keepdims=True)

@@ -3,10 +3,23 @@
 Every function takes arrays of shape ``(..., k, k)`` and broadcasts over the leading axes.
 """
 
+from functools import lru_cache
+
 import numpy as np
 
-__all__ = ["sym", "eig_apply", "funm_sym", "expm_sym", "logm_spd", "sqrtm_spd", "vecd", "invvecd", "vech",
-           "invvech"]
+from .._threads import blas_limited_unless_tiny
+
+__all__ = ["triu_indices", "sym", "eig_apply", "eig_weighted_sum", "congruence", "funm_sym", "expm_sym", "logm_spd", "sqrtm_spd",
+           "vecd", "invvecd", "vech", "invvech"]
+
+
+@lru_cache(maxsize=64)
+def triu_indices(k, offset=0):
+    """``np.triu_indices(k, offset)``, computed once per ``(k, offset)`` (single draws ask for it
+    every time)."""
+    rows, cols = np.triu_indices(k, offset)
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
 
 
 def sym(a):
@@ -19,6 +32,21 @@ def eig_apply(u, values):
     return (u * values[..., None, :]) @ np.swapaxes(u, -1, -2)
 
 
+def eig_weighted_sum(u, values):
+    """``Σ_i u_i diag(values_i) u_iᵀ`` over a batch ``(n, k, k)`` of eigenvector matrices and
+    ``(n, k)`` values: one ``(k, nk) × (nk, k)`` matrix product instead of ``n`` small ones."""
+    u, values = np.asarray(u, float), np.asarray(values, float)
+    rows = u.transpose(0, 2, 1).reshape(-1, u.shape[-1])  # the eigenvectors, one per row
+    return (rows * values.reshape(-1, 1)).T @ rows
+
+
+@blas_limited_unless_tiny
+def congruence(a, x):
+    """``sym(a x_i a)`` for one ``(k, k)`` matrix ``a`` and a batch ``(..., k, k)``."""
+    return sym(a @ np.asarray(x, float) @ a)
+
+
+@blas_limited_unless_tiny
 def funm_sym(a, func):
     """``f(a)`` for symmetric ``a`` with ``f`` applied to the eigenvalues."""
     w, u = np.linalg.eigh(a)
@@ -35,6 +63,7 @@ def logm_spd(a):
     return funm_sym(a, np.log)
 
 
+@blas_limited_unless_tiny
 def sqrtm_spd(a):
     """Square root and inverse square root of SPD matrices, from one decomposition."""
     w, u = np.linalg.eigh(a)
@@ -45,7 +74,7 @@ def sqrtm_spd(a):
 def vecd(s):
     """Isometry ``Sym(k) → R^(k(k+1)/2)``: ``[diag(S), √2·upper(S)]`` (Frobenius → Euclidean)."""
     k = s.shape[-1]
-    iu = np.triu_indices(k, 1)
+    iu = triu_indices(k, 1)
     return np.concatenate([np.diagonal(s, axis1=-2, axis2=-1), np.sqrt(2.0) * s[..., iu[0], iu[1]]], axis=-1)
 
 
@@ -55,7 +84,7 @@ def invvecd(v, k):
     out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)
     idx = np.arange(k)
     out[..., idx, idx] = v[..., :k]
-    iu = np.triu_indices(k, 1)
+    iu = triu_indices(k, 1)
     off = v[..., k:] / np.sqrt(2.0)
     out[..., iu[0], iu[1]] = off
     out[..., iu[1], iu[0]] = off
@@ -64,7 +93,7 @@ def invvecd(v, k):
 
 def vech(s):
     """Upper triangle of ``(..., k, k)`` matrices, row by row (the 2021 paper's ``vech``)."""
-    iu = np.triu_indices(s.shape[-1])
+    iu = triu_indices(s.shape[-1])
     return s[..., iu[0], iu[1]]
 
 
@@ -72,7 +101,7 @@ def invvech(v, k):
     """Inverse of :func:`vech` for symmetric matrices."""
     v = np.asarray(v)
     out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)
-    iu = np.triu_indices(k)
+    iu = triu_indices(k)
     out[..., iu[0], iu[1]] = v
     out[..., iu[1], iu[0]] = v
     return out

@@ -10,6 +10,8 @@ from .euclidean import _check_dim
 
 __all__ = ["Sphere"]
 
+ROW_BLOCK = 1 << 15  # records per block where one point meets many (distances, the mean's passes)
+
 
 @dataclass(frozen=True)
 class Sphere(Manifold):
@@ -88,7 +90,10 @@ class Sphere(Manifold):
         return np.arctan2(s, c), w, s
 
     def dist(self, x, y):
-        theta, _, _ = self._polar(np.asarray(x, float), np.asarray(y, float))
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        if x.ndim == 1 and y.ndim == 2 and len(y) > ROW_BLOCK:  # one point against many: bounded temporaries
+            return np.concatenate([self.dist(x, y[i:i + ROW_BLOCK]) for i in range(0, len(y), ROW_BLOCK)])
+        theta, _, _ = self._polar(x, y)
         return self.radius * theta[..., 0]
 
     def inner(self, x, u, v):
@@ -110,6 +115,42 @@ class Sphere(Manifold):
         if np.any(antipodal):
             v = np.where(antipodal[..., None], self._fixed_direction(x) * (np.pi * self.radius), v)
         return v
+
+    def weighted_log_sum(self, x, X, weights):
+        """``Σ w_i log_x(X_i) = Σ a_i R X_i/‖X_i‖ − (a·c) x`` with ``c_i = cos θ_i`` and
+        ``a_i = w_i θ_i/sin θ_i``: two matrix–vector products and one ``arccos`` per record, no
+        ``(n, d+1)`` temporary. ``θ/sin θ``
+        is taken from ``c`` alone; near ``θ = 0``, where ``c`` loses ``θ``'s low bits, the ratio is
+        ``1 + θ²/6`` and insensitive to them (records at the antipode are out of every ball here)."""
+        x = np.asarray(x, float)
+        if x.ndim != 1:
+            return super().weighted_log_sum(x, X, weights)
+        return self.karcher_terms(x, X, weights)[0]
+
+    def karcher_terms(self, x, X, weights, hessian=False):
+        """``weighted_log_sum`` and the farthest record, ``R·arccos(min c_i)``, from one pass."""
+        x = np.asarray(x, float)
+        if x.ndim != 1:
+            return super().karcher_terms(x, X, weights, hessian)
+        X, weights = np.asarray(X, float), np.asarray(weights, float)
+        if len(X) > ROW_BLOCK:  # bounded temporaries: a block of records at a time
+            parts = [self.karcher_terms(x, X[i:i + ROW_BLOCK], weights[i:i + ROW_BLOCK]) for i in range(0, len(X), ROW_BLOCK)]
+            return sum(p[0] for p in parts), max(p[1] for p in parts), None
+        R = self.radius
+        # records within the point check's tolerance of the sphere count by their direction, as in log
+        scale = R / np.sqrt(np.einsum("ij,ij->i", X, X))
+        c = np.clip((X @ x) * (scale / (R * R)), -1.0, 1.0)
+        theta = np.arccos(c)
+        s = np.sqrt((1.0 - c) * (1.0 + c))
+        a = weights * np.divide(theta, s, out=np.ones_like(theta), where=s > 0)
+        far = R * float(np.max(theta)) if len(theta) else 0.0
+        return X.T @ (a * scale) - float(a @ c) * x, far, None
+
+    def enclosing_lift(self, x, X):
+        """The records themselves, scaled to unit vectors: ``ρ = R·∠``, exactly."""
+        R = self.radius
+        Y = np.asarray(X, float) if R == 1.0 else np.asarray(X, float) / R
+        return Y, R, True, (lambda c: R * np.asarray(c, float) / np.linalg.norm(c))
 
     def _fixed_direction(self, x):
         # the coordinate axis least aligned with x, made tangent: depends on x only

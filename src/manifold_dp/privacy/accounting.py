@@ -54,8 +54,6 @@ import copy
 import math
 import threading
 
-from scipy.optimize import brentq
-
 from .._validation import _is_real, check_delta, check_epsilon, check_positive
 from .calibration import gaussian_delta
 
@@ -109,6 +107,8 @@ def gaussian_epsilon(noise_multiplier, delta):
     z, delta = check_positive(noise_multiplier, "noise_multiplier"), check_delta(delta)
     if gaussian_delta(z, 1.0, 0.0) <= delta:
         return 0.0
+    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.3 s to import
+
     f = lambda e: gaussian_delta(z, 1.0, e) - delta
     hi = 1.0
     while f(hi) > 0:

@@ -1,7 +1,6 @@
 """Noise calibration for the Gaussian mechanism (docs/theory.md §4, tangent Gaussian)."""
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from .._validation import check_delta, check_epsilon, check_positive
@@ -25,6 +24,8 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     on ``σ`` directly; ``δ(σ)`` is decreasing). Valid for every ``ε > 0``."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
+    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.3 s to import
+
     f = lambda log_s: gaussian_delta(np.exp(log_s) * sensitivity, sensitivity, epsilon) - delta
     lo, hi = -10.0, 10.0
     while f(lo) < 0:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._validation import check_positive
-from ..manifolds.matrix import expm_sym, sqrtm_spd, sym
+from ..manifolds.matrix import eig_apply, sqrtm_spd, sym
 from ..stats.frechet import riemannian_gradient
 from .samplers import (MAX_ROUNDS, cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
                        sample_laplace_radius, sample_radius_concave_volume)
@@ -42,9 +42,9 @@ def _radial_draw(m, eta, sigma, n, rng, rho_max):
 def _spd_log_eigen_draw(m, eta, sigma, n, rng, rho_max):
     """Affine-invariant SPD: the law at ``I`` by its eigenvalue construction, moved to ``η`` by
     the isometry ``X ↦ η^½ X η^½``."""
-    s, acceptance = sample_spd_log_eigen(m.k, sigma, n, rng, rho_max=rho_max)
+    (lam, vec), acceptance = sample_spd_log_eigen(m.k, sigma, n, rng, rho_max=rho_max, eigen=True)
     half, _ = sqrtm_spd(eta)
-    return sym(half @ expm_sym(s) @ half), acceptance
+    return sym(half @ eig_apply(vec, np.exp(lam)) @ half), acceptance  # Expm from the draw's own eigenpairs
 
 
 LAPLACE_SAMPLERS = {"radial": _radial_draw, "spd_log_eigen": _spd_log_eigen_draw}  # by ``manifold.laplace_sampler``

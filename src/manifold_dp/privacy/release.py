@@ -477,7 +477,8 @@ def _sanitised(manifold, points, ok, center):
         return np.where(keep, manifold.project(np.where(keep, points, center)), center)
 
 
-PREPARE_BLOCK = 1 << 17  # array entries per block of prepare_records: its temporaries stay a few MiB at any n
+PREPARE_BLOCK = 1 << 15  # array entries per block of prepare_records (its temporaries stay under a MiB or so at any n),
+PREPARE_MIN_ROWS = 256  # but at least this many records (per-block work: the centre's decomposition)
 
 
 def prepare_records(manifold, X, center, radius):
@@ -495,7 +496,7 @@ def prepare_records(manifold, X, center, radius):
     X = np.asarray(X)
     n = X.shape[0]
     out = np.empty((n,) + tuple(manifold.point_shape), dtype=manifold.dtype)
-    rows = max(1, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
+    rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
     log_mean, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
     for start in range(0, n, rows):
         block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n)

@@ -9,6 +9,7 @@ dimension and at every scale. The samplers depend only on the parameters they ar
 """
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import betainc, betaln, logsumexp
@@ -145,6 +146,11 @@ def sample_log_concave(log_f, dlog_f, lower, upper, size, rng, mode=None, what="
     A value above the envelope raises ``RuntimeError``: ``log_f`` was not concave."""
     rng = as_generator(rng)
     env, top = log_concave_envelope(log_f, dlog_f, float(lower), float(upper), mode)
+    return _sample_from_envelope(log_f, env, top, size, rng, what)
+
+
+def _sample_from_envelope(log_f, env, top, size, rng, what):
+    """The rejection rounds of ``sample_log_concave`` for an envelope already built."""
 
     def draw(m):
         r = env.sample(m, rng)
@@ -191,11 +197,21 @@ def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
         return rng.gamma(d, sigma, size=n).reshape(shape), 1.0
     if np.isinf(upper) and sigma >= manifold.laplace_sigma_limit:
         raise ValueError(f"the Laplace law with sigma={sigma!r} is not integrable on {manifold!r}; restrict it to a ball")
-    log_f, dlog_f = laplace_radius_log_density(manifold, sigma)
+    log_f, env, top = _laplace_radius_envelope(manifold, float(sigma), upper)
     what = f"Laplace radius sampler on {manifold!r} (sigma={sigma!r}, {'restricted' if restricted else 'unrestricted'})"
-    mode = (d - 1) * sigma if flat else None
-    rho, acceptance = sample_log_concave(log_f, dlog_f, 0.0, upper, n, rng, mode=mode, what=what)
+    rho, acceptance = _sample_from_envelope(log_f, env, top, n, rng, what)
     return rho.reshape(shape), acceptance
+
+
+@lru_cache(maxsize=256)
+def _laplace_radius_envelope(manifold, sigma, upper):
+    """``(log_f, envelope, top)`` of the radial Laplace law: a function of public parameters only,
+    built once per ``(manifold, σ, truncation)`` (building it is most of a single draw's work)."""
+    log_f, dlog_f = laplace_radius_log_density(manifold, sigma)
+    flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
+    mode = (manifold.dim - 1) * sigma if flat else None
+    env, top = log_concave_envelope(log_f, dlog_f, 0.0, upper, mode)
+    return log_f, env, top
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,14 @@ accepted against a Jensen bound on the sinh product. Its acceptance is a public 
 of ``(k, σ, ρ_max)`` only.
 """
 
+import contextlib
 from functools import lru_cache
 
 import numpy as np
 
 from .._random import as_generator
-from ..manifolds.matrix import eig_apply, invvecd
+from .._threads import blas_limit
+from ..manifolds.matrix import eig_apply, invvecd, triu_indices
 from .samplers import _batches, _log_piece_mass, _PiecewiseExponential
 
 __all__ = ["sample_spd_log_eigen", "spd_sampler_acceptance"]
@@ -106,7 +108,7 @@ def _spd_radius_envelope(k, sigma, rho_max, pieces=512):
     return _PiecewiseExponential(*parts)
 
 
-def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf):
+def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf, *, eigen=False):
     """Exact draws ``S ∈ Sym(k)`` whose eigenvalues ``λ`` have density
     ``∝ exp(−‖λ‖/σ) ∏_(i<j) sinh(|λ_i − λ_j|/2)`` and Haar eigenvectors (Hajri et al. 2016),
     optionally conditioned on ``‖λ‖ ≤ rho_max``. ``η^½ Expm(S) η^½`` is then an exact draw of
@@ -117,7 +119,9 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf):
     ``S = ρW``, ``a_ij = ρ|μ_i − μ_j|/2`` for the eigenvalues ``μ`` of ``W``. (1) ``ρ`` from
     ``∝ ρ^(d−1) e^(−ρ/σ + B̄(ρ))`` by a piecewise-exponential envelope; (2) ``W`` uniform on the
     unit sphere of ``Sym(k)``, accepted with ``exp(Σ φ(a_ij) − B̄(ρ)) ≤ 1``.
-    Returns ``(S, acceptance)`` where ``acceptance`` counts stage-2 (matrix) proposals.
+    Returns ``(S, acceptance)`` where ``acceptance`` counts stage-2 (matrix) proposals; with
+    ``eigen=True``, ``((λ, U), acceptance)`` instead of ``S = U diag(λ) Uᵀ`` (``Expm(S)`` then needs
+    no second decomposition). The rounds are sized by the public pilot acceptance.
     """
     rng = as_generator(rng)
     env = _spd_radius_envelope(k, float(sigma), float(rho_max))
@@ -132,7 +136,7 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf):
     n = int(np.prod(size)) if size is not None else 1
     what = f"affine-invariant SPD({k}) Laplace sampler (sigma={sigma!r})"
     draw_radius = _spd_radius_draw(k, float(sigma), float(rho_max), env, rng)
-    iu = np.triu_indices(k, 1)
+    iu = triu_indices(k, 1)
 
     def draw_matrix(m):
         rho, _ = _batches(m, draw_radius, 0.9, what + ", radius stage")
@@ -147,10 +151,13 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf):
         ok = np.log(rng.uniform(size=m)) < la
         return np.concatenate([lam, vec.reshape(m, -1)], axis=-1), ok
 
-    out, acceptance = _batches(n, draw_matrix, 0.5, what)
+    with blas_limit() if n > 1 else contextlib.nullcontext():
+        out, acceptance = _batches(n, draw_matrix, pilot, what)
+    shape = (() if size is None else tuple(np.atleast_1d(size)))
     lam, vec = out[:, :k], out[:, k:].reshape(n, k, k)
-    s = eig_apply(vec, lam)
-    return s.reshape((() if size is None else tuple(np.atleast_1d(size))) + (k, k)), acceptance
+    if eigen:
+        return (lam.reshape(shape + (k,)), vec.reshape(shape + (k, k))), acceptance
+    return eig_apply(vec, lam).reshape(shape + (k, k)), acceptance
 
 
 def _spd_radius_draw(k, sigma, rho_max, env, rng):
@@ -179,6 +186,6 @@ def spd_sampler_acceptance(k, sigma, rho_max=np.inf, trials=4000):
     d = k * (k + 1) // 2
     g = rng.standard_normal((rho.size, d))
     mu = np.linalg.eigvalsh(invvecd(g / np.linalg.norm(g, axis=-1, keepdims=True), k))
-    iu = np.triu_indices(k, 1)
+    iu = triu_indices(k, 1)
     a = rho[:, None] * np.abs(mu[:, iu[0]] - mu[:, iu[1]]) / 2.0
     return float(np.mean(np.exp(np.sum(_log_sinhc(a), axis=-1) - _spd_log_bound(rho, k))))

@@ -14,12 +14,17 @@ import numpy as np
 
 from numpy.typing import ArrayLike
 
+from .._threads import blas_limit, blas_limited
 from ..manifolds.base import Manifold, check_order
 from ..records import Records, block_weights
+from .enclosing import enclosing_radius
 
-__all__ = ["FrechetMeanResult", "CurvatureAssumptionError", "riemannian_gradient", "mean_squared_distance",
-           "gradient_norm", "enclosing_radius", "frechet_mean", "hessian_upper_bound",
+__all__ = ["FrechetMeanResult", "CurvatureAssumptionError", "PreparedRecords", "riemannian_gradient",
+           "mean_squared_distance", "gradient_norm", "enclosing_radius", "frechet_mean", "hessian_upper_bound",
            "certified_iterations", "certified_frechet_mean", "hessian_lower_bound"]
+
+GRADIENT_BLOCK = 1 << 16  # entries of the (points × records) table of logs riemannian_gradient holds at once ...
+GRADIENT_MIN_RECORDS = 16  # ... but at least this many records per block (per-point work is redone per block)
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,26 @@ class CurvatureAssumptionError(ValueError):
     """The data do not lie in a ball small enough for the Fréchet mean to be unique."""
 
 
-def _weighted_sum(w, v):
-    return np.tensordot(w, v, axes=(0, 0))
+class PreparedRecords(np.ndarray):
+    """Records a release prepared (``privacy.release.prepare_records``: sanitised and clipped into
+    ``B_r(center)``), carrying ``log_mean = (1/n) Σ log_center(x_i)``, which the clipping's own
+    decompositions gave: the certified mean's first gradient, and its closed form on a flat chart
+    (``exp_center(log_mean)``). Views, slices and copies are plain records again
+    (``log_mean = None``)."""
+
+    def __new__(cls, records, center, log_mean):
+        out = np.asarray(records).view(cls)
+        out.center, out.log_mean = np.asarray(center), log_mean
+        return out
+
+    def __array_finalize__(self, obj):
+        self.center, self.log_mean = None, None
+
+    def log_mean_at(self, center):
+        """``log_mean`` when it was computed at ``center``, else ``None``."""
+        if self.log_mean is None or self.center.shape != np.shape(center) or not np.array_equal(self.center, center):
+            return None
+        return self.log_mean
 
 
 def riemannian_gradient(manifold, x, X, weights=None):
@@ -49,24 +72,33 @@ def riemannian_gradient(manifold, x, X, weights=None):
     w = np.full(X.shape[0], 1.0 / X.shape[0]) if weights is None else np.asarray(weights, float) / np.sum(weights)
     x = np.asarray(x)
     nb = x.ndim - len(manifold.point_shape)
-    logs = manifold.log(np.expand_dims(x, nb), X)  # (..., n, *point_shape)
-    return -np.tensordot(logs, w, axes=([nb], [0]))
+    if nb == 0:
+        return -manifold.weighted_log_sum(x, X, w)
+    # a batch of points (KNG's proposals): the (points × records) table of logs, a block of records at a time
+    points = int(np.prod(x.shape[:nb]))
+    step = max(GRADIENT_MIN_RECORDS, GRADIENT_BLOCK // max(points * int(np.prod(manifold.point_shape)), 1))
+    out = 0.0
+    for i in range(0, X.shape[0], step):
+        logs = manifold.log(np.expand_dims(x, nb), X[i:i + step])  # (..., block, *point_shape)
+        out = out - np.tensordot(logs, w[i:i + step], axes=([nb], [0]))
+    return out
 
 
 # -- block functions: pure, module level (they travel to Dask workers) ------------------------
 
-def _blk_check(block, w, n, manifold):
-    return manifold.check_point(np.asarray(block))
-
-
 def _blk_log_sum(block, w, n, manifold, x):
-    return _weighted_sum(block_weights(block, w, n), manifold.log(x, np.asarray(block)))
+    return manifold.weighted_log_sum(x, np.asarray(block), block_weights(block, w, n))
 
 
-def _blk_farthest(block, w, n, manifold, x):
-    d = manifold.dist(x, np.asarray(block))
-    i = int(np.argmax(d))
-    return float(d[i]), np.array(np.asarray(block)[i])  # a copy: a view would keep the whole block alive
+def _blk_karcher(block, w, n, manifold, x, hessian):
+    return manifold.karcher_terms(x, np.asarray(block), block_weights(block, w, n), hessian)
+
+
+def _blk_check_start(block, w, n, manifold, start):
+    """The plain mean's first pass: the point check, and the start's partial sums when wanted."""
+    if start:
+        return manifold.checked_start_stats(np.asarray(block), block_weights(block, w, n))
+    return manifold.check_point(np.asarray(block)), None
 
 
 def _blk_init_stats(block, w, n, manifold):
@@ -84,39 +116,18 @@ def _blk_sq_dist_sum(block, w, n, manifold, x):
     return float(np.dot(block_weights(block, w, n), manifold.dist(x, np.asarray(block)) ** 2))
 
 
+@blas_limited
 def mean_squared_distance(manifold, X, x):
     """``(1/n) Σ ρ²(x, x_i)``: the Fréchet variance when ``x`` is the mean (one map-reduce)."""
     records = X if isinstance(X, Records) else Records(X, manifold)
     return float(sum(records.map(_blk_sq_dist_sum, manifold, x)))
 
 
+@blas_limited
 def gradient_norm(manifold, x, X):
     """``‖∇F(x)‖`` for records in memory or in a Dask array (one map-reduce)."""
     records = X if isinstance(X, Records) else Records(X, manifold)
     return float(manifold.norm(x, sum(records.map(_blk_log_sum, manifold, x))))
-
-
-def _farthest(records, manifold, x):
-    parts = records.map(_blk_farthest, manifold, x)
-    return max(parts, key=lambda p: p[0])
-
-
-def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
-    """Radius of a geodesic ball that contains every record: an upper bound on the smallest one.
-
-    Geodesic Bădoiu–Clarkson iterations from ``start``: move the centre a fraction ``1/(t+2)``
-    towards the farthest record; the best radius seen is returned (a certificate: that ball
-    contains all records). Stops early once a radius ``< enough`` is found."""
-    records = X if isinstance(X, Records) else Records(X, manifold)
-    c = start
-    best = np.inf
-    for t in range(n_iter + 1):
-        d, far = _farthest(records, manifold, c)
-        best = min(best, d)
-        if best < enough or t == n_iter:
-            break
-        c = manifold.exp(c, manifold.log(c, far) / (t + 2))
-    return best
 
 
 def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None = None, init: ArrayLike | None = None,
@@ -124,9 +135,11 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
     """Fréchet mean ``argmin_x Σ w_i ρ²(x, x_i)`` of the records ``X`` on ``manifold`` (not private).
 
     Closed form on a manifold with a flat chart (Euclidean, log-Euclidean). Elsewhere Karcher flow
-    ``μ ← exp_μ(step · Σ w_i log_μ x_i)`` from an extrinsic/Procrustes start, until
-    ``‖∇F(μ)‖ ≤ tol · max(spread, 1)`` where ``spread`` is the largest distance from the start
-    to a record (docs/theory.md §2). This is the non-private statistic; private releases use
+    ``μ ← exp_μ(step · Σ w_i log_μ x_i)`` from an extrinsic/Procrustes start — on affine-invariant
+    SPD Newton steps from the geometric mean of the arithmetic and harmonic means, with the exact
+    Hessian from each pass's own ``eigh`` — until ``‖∇F(μ)‖ ≤ tol · max(spread, 1)`` where
+    ``spread`` is the largest distance from the start to a record (docs/theory.md §2). Every
+    iteration is one pass over the records. This is the non-private statistic; private releases use
     ``certified_frechet_mean`` through ``private_frechet_mean``.
 
     Parameters
@@ -142,7 +155,8 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
     step : float, optional
         Karcher step in ``(0, 1]``. ``None`` takes 1 where the curvature is ``≥ 0`` and ``1/H`` on
         negatively curved spaces, ``H`` the Hessian bound at distance ``2·spread`` (a fixed step 1
-        diverges there once the Hessian of ``F`` exceeds 2).
+        diverges there once the Hessian of ``F`` exceeds 2), and Newton steps where the space gives
+        its Hessian (affine-invariant SPD, records in memory); a step given is always Karcher flow.
     tol : float
         Relative tolerance on ``‖∇F‖`` (default ``1e-10``).
     max_iter : int
@@ -179,38 +193,91 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
     """
     check_order(X, manifold, "frechet_mean")
     records = Records(X, manifold, weights)
-    for ok, reason in records.map(_blk_check, manifold):
-        if not ok:
-            raise ValueError(f"X holds records that are not points of {manifold!r}: {reason}")
-    if step is not None and not (0 < step <= 1):
-        raise ValueError(f"step must be in (0, 1], got {step!r}")
-    if manifold.flat_chart:  # closed form: the mean in the chart
-        return FrechetMeanResult(_start(manifold, records), 0, True, 0.0)
+    with blas_limit():
+        first = records.map(_blk_check_start, manifold, init is None or manifold.flat_chart)  # check and start: one pass
+        for (ok, reason), _ in first:
+            if not ok:
+                raise ValueError(f"X holds records that are not points of {manifold!r}: {reason}")
+        if step is not None and not (0 < step <= 1):
+            raise ValueError(f"step must be in (0, 1], got {step!r}")
+        if manifold.flat_chart:  # closed form: the mean in the chart
+            return FrechetMeanResult(manifold.mean_start(sum(stats for _, stats in first)), 0, True, 0.0)
+        if init is None:
+            mu = manifold.mean_start(sum(stats for _, stats in first))
+        else:
+            mu = manifold.validate_point(init, "init")
+        mu, n_iter, converged, gnorm = _karcher(manifold, records, mu, step, tol, max_iter)
+        if not converged:
+            warnings.warn(f"frechet_mean did not reach tol={tol:g} in max_iter={max_iter} steps", RuntimeWarning,
+                          stacklevel=2)
+        if check_assumption and manifold.curvature_bounds[1] > 0:
+            if enclosing_radius(manifold, records, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
+                raise CurvatureAssumptionError(
+                    f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
+                    "the Fréchet mean may not be unique (docs/theory.md §3, Assumption 1); pass check_assumption=False "
+                    "to skip")
+    return FrechetMeanResult(mu, n_iter, converged, gnorm)
 
-    mu = _start(manifold, records) if init is None else manifold.validate_point(init, "init")
-    spread = _farthest(records, manifold, mu)[0]
-    if step is None:
-        step = 1.0 / hessian_upper_bound(2.0 * spread, manifold.curvature_bounds[0])
-    threshold = tol * max(spread, 1.0)
-    converged, n_iter, gnorm = False, 0, np.inf
+
+def _karcher_pass(manifold, records, x, hessian):
+    """``(Σ w_i log_x x_i, max_i ρ(x, x_i), Hessian map or None)`` over all blocks: one pass."""
+    parts = records.map(_blk_karcher, manifold, x, hessian)
+    maps = [h for _, _, h in parts if h is not None]
+    apply = (lambda v: sum(h(v) for h in maps)) if hessian and len(maps) == len(parts) else None
+    return sum(g for g, _, _ in parts), max(far for _, far, _ in parts), apply
+
+
+def _karcher(manifold, records, mu, step, tol, max_iter):
+    """Karcher flow ``μ ← exp_μ(t Σ w_i log_μ x_i)``, or Newton steps where the space gives its
+    Hessian from the same pass (affine-invariant SPD; records in memory, ``step=None``), until
+    ``‖∇F(μ)‖ ≤ tol·max(spread, 1)``. The gradient of the last pass is the certificate: no pass
+    is spent on anything else. A Newton step that does not decrease ``‖∇F‖`` is undone and the
+    flow goes on with Karcher steps of the safe step ``1/H``."""
+    newton = step is None and not records.lazy
+    converged, gnorm, last = False, np.inf, None
     for n_iter in range(max_iter + 1):
-        g = sum(records.map(_blk_log_sum, manifold, mu))  # one map-reduce per Karcher step
+        g, far, hess = _karcher_pass(manifold, records, mu, newton)
+        if n_iter == 0:  # the spread is read off the first pass
+            spread = far
+            safe = 1.0 / hessian_upper_bound(2.0 * spread, manifold.curvature_bounds[0])
+            threshold = tol * max(spread, 1.0)
         gnorm = float(manifold.norm(mu, g))
+        if last is not None and gnorm >= last[2]:  # the Newton step failed: back, and Karcher from there
+            mu, g, gnorm = last
+            newton, hess = False, None
         if gnorm <= threshold:
             converged = True
             break
         if n_iter == max_iter:
             break
-        mu = manifold.exp(mu, step * g)
-    if not converged:
-        warnings.warn(f"frechet_mean did not reach tol={tol:g} in max_iter={max_iter} steps", RuntimeWarning, stacklevel=2)
-    if check_assumption and manifold.curvature_bounds[1] > 0:
-        if enclosing_radius(manifold, records, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
-            raise CurvatureAssumptionError(
-                f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
-                "the Fréchet mean may not be unique (docs/theory.md §3, Assumption 1); pass check_assumption=False to skip"
-            )
-    return FrechetMeanResult(mu, n_iter, converged, gnorm)
+        last = None
+        if newton and hess is not None:
+            last = (mu, g, gnorm)
+            mu = manifold.exp(mu, _newton_direction(manifold, mu, hess, g, gnorm))
+        else:
+            mu = manifold.exp(mu, (safe if step is None else step) * g)
+    return mu, n_iter, converged, gnorm
+
+
+def _newton_direction(manifold, mu, hess, g, gnorm, max_iter=50):
+    """Conjugate gradients for ``Hess F(μ)[d] = Σ w_i log_μ x_i`` (``= −∇F``) in ``μ``'s inner
+    product, to the relative residual ``min(0.1, √‖∇F‖)`` (inexact Newton: superlinear)."""
+    inner = lambda a, b: float(manifold.inner(mu, a, b))
+    target = min(0.1, gnorm) * gnorm
+    d, r = np.zeros_like(g), g.copy()
+    p, rr = r.copy(), inner(r, r)
+    for _ in range(max_iter):
+        if np.sqrt(rr) <= target:
+            break
+        hp = hess(p)
+        curvature = inner(p, hp)
+        if not curvature > 0:
+            break
+        a = rr / curvature
+        d, r = d + a * p, r - a * hp
+        rr, previous = inner(r, r), rr
+        p = r + (rr / previous) * p
+    return d if np.any(d) else g
 
 
 # -- the mean a private release uses: public step, public iteration count ----------------------
@@ -237,6 +304,7 @@ def certified_iterations(h, H, radius, accuracy):
 MAX_CERTIFIED_ITERATIONS = 200_000
 
 
+@blas_limited
 def certified_frechet_mean(manifold, X, center, radius, accuracy):
     """The Fréchet mean of records in ``B_r(center)`` within ``accuracy`` of the exact minimiser,
     by a number of steps fixed in advance from public quantities (docs/theory.md §2: no
@@ -258,9 +326,12 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
     a closed form (Euclidean, log-Euclidean) that is used instead. ``4r < π/√κmax`` keeps every
     distance below the cut locus (``r < r* ≤ π/(4√κmax)``).
     """
+    # a release's prepared records carry (1/n) Σ log_center(x_i) from their clipping: the first step's
+    # gradient, and the whole answer on a flat chart
+    first = X.log_mean_at(center) if isinstance(X, PreparedRecords) else None
     records = X if isinstance(X, Records) else Records(X, manifold)
     if manifold.flat_chart:
-        return _start(manifold, records)
+        return manifold.exp(center, first) if first is not None else _start(manifold, records)
     kmin, kmax = manifold.curvature_bounds
     h = hessian_lower_bound(radius, kmax)
     H = hessian_upper_bound(4.0 * radius, kmin)
@@ -270,8 +341,8 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
             f"certifying the Fréchet mean to {accuracy:.3g} at radius={radius!r} on {manifold!r} needs {steps} "
             f"gradient steps (h = {h:.3g}, H = {H:.3g}); use a smaller radius")
     mu = np.asarray(center, dtype=manifold.dtype)
-    for _ in range(steps):
-        g = sum(records.map(_blk_log_sum, manifold, mu))  # −∇F(μ)
+    for step in range(steps):
+        g = first if step == 0 and first is not None else sum(records.map(_blk_log_sum, manifold, mu))  # −∇F(μ)
         mu = manifold.clip_to_ball(manifold.exp(mu, g / H), center, radius)
     return mu
 
