@@ -146,3 +146,31 @@ def test_spd_membership_mask_in_mixed_batches(cls):
     assert spd.belongs(np.stack([S[lam > 0][0], nonsym])).tolist() == [True, False]
     ok, reason = spd.check_point(S[lam <= 0][0])
     assert not ok and reason.startswith("not positive definite")
+
+
+def test_tangent_coordinates_are_orthonormal(manifold):
+    """``to_tangent_coordinates`` is an isometry ``T_x M → R^dim`` and ``from_tangent_coordinates`` its inverse."""
+    rng = np.random.default_rng(11)
+    x = base_point(manifold, rng)
+    U = manifold.log(x, near_points(manifold, x, N, rng))
+    V = manifold.random_unit_tangent(x, size=N, rng=rng)
+    cu, cv = manifold.to_tangent_coordinates(x, U), manifold.to_tangent_coordinates(x, V)
+    assert cu.shape == (N, manifold.dim) and np.isrealobj(cu)
+    assert np.allclose(np.sum(cu * cv, axis=-1), manifold.inner(x, U, V), atol=1e-10)
+    assert np.allclose(manifold.from_tangent_coordinates(x, cu), U, atol=1e-10)
+    c = rng.standard_normal((N, manifold.dim))
+    w = manifold.from_tangent_coordinates(x, c)
+    assert np.allclose(manifold.to_tangent_coordinates(x, w), c, atol=1e-10)
+    # the vectors built from coordinates are tangent: exp then log gives them back
+    small = 0.3 * w / np.linalg.norm(c, axis=-1).reshape((N,) + (1,) * len(manifold.point_shape))
+    assert np.allclose(manifold.log(x, manifold.exp(x, small)), small, atol=1e-8)
+
+
+def test_tangent_coordinates_broadcast_over_base_points(manifold):
+    rng = np.random.default_rng(12)
+    X = near_points(manifold, base_point(manifold, rng), 5, rng)
+    V = manifold.random_unit_tangent(X, rng=rng)
+    batch = manifold.to_tangent_coordinates(X, V)
+    loop = np.stack([manifold.to_tangent_coordinates(X[i], V[i]) for i in range(5)])
+    assert np.allclose(batch, loop, atol=1e-12)
+    assert np.allclose(manifold.from_tangent_coordinates(X, batch), V, atol=1e-10)

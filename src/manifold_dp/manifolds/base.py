@@ -15,6 +15,8 @@ which class a manifold is):
 - ``laplace_sigma_limit``: the largest (exclusive) ``σ`` with an integrable unrestricted Laplace;
 - ``flat_chart`` with ``to_chart``/``from_chart``: an isometry onto ``R^dim`` (closed-form mean,
   tangent Gaussian);
+- ``to_tangent_coordinates``/``from_tangent_coordinates``: coordinates of tangent vectors at ``x`` in
+  an orthonormal basis of ``T_x M`` (wrapped noise, tangent PCA);
 - ``ambient_dim`` with ``to_ambient``/``from_ambient``/``ambient_radius``: a Euclidean embedding
   for the extrinsic baselines (``None`` when there is none);
 - float64: ``float_error``, ``exp_coordinate_offset``, ``max_reach``, ``grid_scales``;
@@ -228,6 +230,16 @@ class Manifold:
     def norm(self, x, v):
         """Riemannian norm ``‖v‖_x`` of the tangent vector ``v`` at ``x``; shape ``(...)``."""
         return np.sqrt(np.maximum(self.inner(x, v, v), 0.0))
+
+    def to_tangent_coordinates(self, x, v):
+        """Coordinates ``(..., dim)`` of the tangent vector ``v`` at ``x`` in an orthonormal basis of
+        ``T_x M`` (a fixed function of ``x``): ``inner(x, u, v)`` is the dot product of the
+        coordinates. Inverse: ``from_tangent_coordinates``."""
+        raise NotImplementedError(f"{type(self).__name__} must define to_tangent_coordinates")
+
+    def from_tangent_coordinates(self, x, c):
+        """The tangent vector at ``x`` with orthonormal coordinates ``c`` (``(..., dim)``)."""
+        raise NotImplementedError(f"{type(self).__name__} must define from_tangent_coordinates")
 
     def dist(self, x, y):
         """Geodesic distance ``ρ(x, y)``.

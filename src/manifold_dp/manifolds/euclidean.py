@@ -65,6 +65,12 @@ class Euclidean(Manifold):
     def inner(self, x, u, v):
         return np.sum(np.asarray(u) * np.asarray(v), axis=-1)
 
+    def to_tangent_coordinates(self, x, v):
+        return np.array(np.broadcast_to(v, np.broadcast_shapes(np.shape(x), np.shape(v))), dtype=float)
+
+    def from_tangent_coordinates(self, x, c):
+        return self.to_tangent_coordinates(x, c)
+
     def dist(self, x, y):
         return np.linalg.norm(np.asarray(y) - np.asarray(x), axis=-1)
 

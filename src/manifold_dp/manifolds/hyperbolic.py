@@ -123,6 +123,16 @@ class Hyperbolic(Manifold):
         dot = np.sum(xs * ys, axis=-1, keepdims=True)
         return np.concatenate([x0 * y0 + dot, xs * y0 + ys + xs * dot / (1.0 + x0)], axis=-1)
 
+    def to_tangent_coordinates(self, x, v):
+        """The inverse boost (``x̄ → −x̄``) takes ``T_x`` onto ``T_e0 = {0} × R^d``."""
+        x = np.asarray(x, float)
+        back = np.concatenate([x[..., :1], -x[..., 1:]], axis=-1)
+        return self.boost(back, np.asarray(v, float))[..., 1:]
+
+    def from_tangent_coordinates(self, x, c):
+        c = np.asarray(c, float)
+        return self.boost(x, np.concatenate([np.zeros(c.shape[:-1] + (1,)), c], axis=-1))
+
     def random_unit_tangent(self, x, size=None, *, rng=None):
         x = np.asarray(x, float)
         g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim,))

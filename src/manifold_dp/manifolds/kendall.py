@@ -149,6 +149,26 @@ class KendallShape2D(Manifold):
     def project(self, x):
         return self.preshape(np.asarray(x, complex))
 
+    def _horizontal_basis(self, x):
+        """``(..., k, k − 2)``: a unitary basis of the horizontal space at ``x`` (centred vectors
+        Hermitian-orthogonal to ``x``), from a QR of ``[1/√k, x, G]`` with a fixed generic ``G``;
+        ``{b_j, i·b_j}`` is then a real orthonormal basis of ``T_x`` for ``inner``."""
+        x = np.asarray(x, complex)
+        k = self.k_landmarks
+        g = np.random.default_rng(20231122).standard_normal((k, 2 * (k - 2))).view(complex)
+        a = np.concatenate([np.broadcast_to(np.full((k, 1), k**-0.5, complex), x.shape[:-1] + (k, 1)), x[..., None],
+                            np.broadcast_to(g, x.shape[:-1] + g.shape)], axis=-1)
+        return np.linalg.qr(a)[0][..., 2:]
+
+    def to_tangent_coordinates(self, x, v):
+        c = np.einsum("...kj,...k->...j", np.conj(self._horizontal_basis(x)), np.asarray(v, complex))
+        return np.concatenate([c.real, c.imag], axis=-1)
+
+    def from_tangent_coordinates(self, x, c):
+        c = np.asarray(c, float)
+        m = self.k_landmarks - 2
+        return np.einsum("...kj,...j->...k", self._horizontal_basis(x), c[..., :m] + 1j * c[..., m:])
+
     def random_unit_tangent(self, x, size=None, *, rng=None):
         x = np.asarray(x, complex)
         rng = as_generator(rng)

@@ -319,6 +319,15 @@ class SPDAffineInvariant(_SPD):
         b = np.linalg.solve(p, v)
         return np.einsum("...ij,...ji->...", a, b)
 
+    def to_tangent_coordinates(self, p, v):
+        """``vecd(p^-½ v p^-½)``: ``⟨u, v⟩_p = tr(p⁻¹u p⁻¹v)`` is the Frobenius product there."""
+        _, si = sqrtm_spd(np.asarray(p, float))
+        return vecd(sym(si @ np.asarray(v, float) @ si))
+
+    def from_tangent_coordinates(self, p, c):
+        s, _ = sqrtm_spd(np.asarray(p, float))
+        return sym(s @ invvecd(c, self.k) @ s)
+
     def random_unit_tangent(self, p, size=None, *, rng=None):
         s, _ = sqrtm_spd(np.asarray(p, float))
         w = self._random_sym_unit(self._out_shape(p, size), rng)
@@ -366,6 +375,13 @@ class SPDLogEuclidean(_SPD):
 
     def dist(self, p, q):
         return np.linalg.norm(self.log(p, q), axis=(-2, -1))
+
+    def to_tangent_coordinates(self, p, v):
+        return vecd(np.broadcast_to(sym(np.asarray(v, float)), np.broadcast_shapes(np.shape(p), np.shape(v))))
+
+    def from_tangent_coordinates(self, p, c):
+        c = np.asarray(c, float)
+        return np.broadcast_to(invvecd(c, self.k), np.broadcast_shapes(np.shape(p), c.shape[:-1] + (self.k, self.k))).copy()
 
     def random_unit_tangent(self, p, size=None, *, rng=None):
         return self._random_sym_unit(self._out_shape(p, size), rng)

@@ -99,6 +99,20 @@ class Sphere(Manifold):
     def inner(self, x, u, v):
         return np.sum(np.asarray(u) * np.asarray(v), axis=-1)
 
+    def _householder(self, x, v):
+        """``H v`` for the reflection ``H`` (symmetric, orthogonal) taking ``x/R`` to ``∓e0``:
+        ``H e1 … H ed`` are an orthonormal basis of ``T_x``."""
+        u = np.asarray(x, float) / self.radius
+        u = u + np.where(u[..., :1] >= 0, 1.0, -1.0) * np.eye(self.dim + 1)[0]
+        return v - 2.0 * u * (np.sum(u * v, axis=-1, keepdims=True) / np.sum(u * u, axis=-1, keepdims=True))
+
+    def to_tangent_coordinates(self, x, v):
+        return self._householder(x, np.asarray(v, float))[..., 1:]
+
+    def from_tangent_coordinates(self, x, c):
+        c = np.asarray(c, float)
+        return self._householder(x, np.concatenate([np.zeros(c.shape[:-1] + (1,)), c], axis=-1))
+
     def exp(self, x, v):
         x, v = np.asarray(x, float), np.asarray(v, float)
         t = np.linalg.norm(v, axis=-1, keepdims=True) / self.radius
