@@ -18,11 +18,15 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    """``PrivateFrechetMean`` needs scikit-learn: it is imported only when asked for, so that
-    ``import manifold_dp`` never imports scikit-learn (``manifold_dp.estimators``)."""
-    if name == "PrivateFrechetMean":
-        from .estimators import PrivateFrechetMean
+_ESTIMATORS = ("PrivateFrechetMean", "PrivateTangentPCA", "PrivateMDM")
 
-        return PrivateFrechetMean
+
+def __getattr__(name):
+    """The estimators (``PrivateFrechetMean``, ``PrivateTangentPCA``, ``PrivateMDM``) need
+    scikit-learn: they are imported only when asked for, so that ``import manifold_dp`` never
+    imports scikit-learn (``manifold_dp.estimators``)."""
+    if name in _ESTIMATORS:
+        from . import estimators
+
+        return getattr(estimators, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,22 +1,29 @@
-"""A scikit-learn estimator for the private Fréchet mean.
+"""scikit-learn estimators for private statistics on manifolds, for pyRiemann pipelines.
 
-``PrivateFrechetMean`` is a thin wrapper: ``fit`` is one call of ``private_frechet_mean`` (the only
-way a mean enters the estimator) and ``transform`` maps records to the tangent space at the
-released mean, like pyRiemann's ``TangentSpace``. This is the only module of the package that
-imports scikit-learn; the core runs without it.
+- ``PrivateFrechetMean``: ``fit`` is one call of ``private_frechet_mean`` (the only way a mean
+  enters the estimator); ``transform`` maps records to the tangent space at the released mean,
+  like pyRiemann's ``TangentSpace``.
+- ``PrivateTangentPCA``: ``fit`` is one call of ``privacy.tangent_pca.private_tangent_pca``;
+  ``transform`` gives the records' coordinates in the private principal basis.
+- ``PrivateMDM``: a minimum-distance-to-mean classifier with one private Fréchet mean per class
+  (parallel composition; labels and class counts are public — docs/pipelines.md).
+
+This is the only module of the package that imports scikit-learn; the core runs without it.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy import sparse
 
 try:
-    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-    from sklearn.utils.validation import check_is_fitted, validate_data
+    from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("manifold_dp.estimators needs scikit-learn >= 1.6: pip install 'manifold_dp[sklearn]'") from error
 
@@ -24,9 +31,11 @@ from ._random import as_generator
 from .manifolds import REGISTRY
 from .privacy import private_frechet_mean
 from .privacy.release import ReleaseWarning, record_count
+from .privacy.tangent_pca import private_tangent_pca
 from .records import is_dask
 
-__all__ = ["PrivateFrechetMean", "EXPECTED_FAILED_CHECKS"]
+__all__ = ["PrivateFrechetMean", "PrivateTangentPCA", "PrivateMDM", "MDMCertificate", "EXPECTED_FAILED_CHECKS",
+           "MDM_EXPECTED_FAILED_CHECKS"]
 
 FITTED = ("mean_", "certificate_", "release_", "manifold_")
 
@@ -38,9 +47,89 @@ EXPECTED_FAILED_CHECKS = {
         "object arrays are refused from their dtype, a public property of the container; converting them "
         "cell by cell, as the check wants, would make whether a release fails depend on the values"),
 }
+MDM_EXPECTED_FAILED_CHECKS = dict(EXPECTED_FAILED_CHECKS)  # PrivateMDM's, with the same reasons
 
 
-class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _PrivateEstimator:
+    """What the private estimators share: the records' layouts and the manifold sized from them,
+    the noise source, and clones and pickles that never duplicate a budget or a noise stream."""
+
+    def _fit_records(self, X):
+        """The records of ``fit`` in the manifold's layout: ``(manifold, records, center, rng)``.
+        Shapes, dtypes and parameters only: public."""
+        _refuse_sparse(X, type(self).__name__)
+        records = _as_array(X)
+        manifold = self._sized_manifold(records)
+        records = _in_point_layout(manifold, records)
+        center = manifold.origin if _is_origin(self.center) else self.center
+        rng = _noise_source(self.random_state)
+        _check_seed(self.random_state, self.accountant)
+        return manifold, records, center, rng
+
+    def _points(self, X):
+        """``X`` at ``transform``/``predict`` time as points of ``manifold_`` (not private: the
+        records themselves)."""
+        _refuse_sparse(X, type(self).__name__)
+        records = _as_array(X)
+        if len(np.shape(records)) < 2:
+            raise ValueError(f"X must be a 2-D (or 3-D) array of records, got shape {np.shape(records)}. "
+                             "Reshape your data, e.g. X.reshape(1, -1) for a single record")
+        validate_data(self, X, reset=False, skip_check_array=True)
+        manifold = self.manifold_
+        records = _in_point_layout(manifold, records)
+        record_count(manifold, records)  # the library's container and layout check
+        return manifold.as_points(np.asarray(records))
+
+    def _sized_manifold(self, records):
+        """``manifold`` itself, or the registered manifold its name sizes from ``records.shape``."""
+        if not isinstance(self.manifold, str):
+            return self.manifold  # the library checks that it is a manifold
+        if self.manifold not in REGISTRY:
+            raise ValueError(f"manifold must be a manifold_dp manifold or one of {tuple(REGISTRY)}, got {self.manifold!r}")
+        if getattr(records, "dtype", None) is None:
+            raise TypeError(f"X must be a numeric array of records, got {type(records).__name__}")
+        shape = tuple(records.shape)
+        if len(shape) < 2:
+            raise ValueError(f"manifold={self.manifold!r} is sized from the records: X must have shape (n, width), "
+                             f"got {shape}")
+        width = math.prod(shape[1:]) * (2 if np.iscomplexobj(records) else 1)
+        if width == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is required "
+                             f"to size manifold={self.manifold!r}")
+        return REGISTRY[self.manifold].from_width(width)
+
+    def __getstate__(self):
+        # a pickled Generator is a copy of its state: every joblib worker (n_jobs > 1) would draw the
+        # same noise, which differencing across folds removes (found by an adversarial review)
+        if isinstance(self.__dict__.get("random_state"), np.random.Generator):
+            raise TypeError("an estimator whose random_state is a numpy Generator cannot be pickled (e.g. sent to "
+                            "joblib workers): every copy would draw the same noise; use random_state=None")
+        return super().__getstate__()
+
+    def __sklearn_clone__(self):
+        # sklearn's clone deep-copies parameters: a copied accountant would let every clone spend the
+        # budget afresh, and a copied Generator would give every clone (every cross-validation
+        # fold) the same noise, which differencing removes. The clone shares both instead.
+        without_shared = object.__new__(type(self))  # not copy.copy: that pickles (see __getstate__)
+        without_shared.__dict__.update(self.__dict__)
+        without_shared.accountant = None
+        shared_rng = isinstance(self.random_state, np.random.Generator)
+        if shared_rng:
+            without_shared.random_state = None
+        twin = super(_PrivateEstimator, without_shared).__sklearn_clone__()
+        twin.accountant = self.accountant
+        if shared_rng:
+            twin.random_state = self.random_state
+        return twin
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # replaced by the centre, never refused (no error channel)
+        tags.input_tags.three_d_array = True  # (n, k, k) covariance matrices, (n, k, 2) landmarks
+        return tags
+
+
+class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Differentially private Fréchet mean of records on a Riemannian manifold.
 
     ``fit`` releases the mean through ``manifold_dp.private_frechet_mean``, with its guarantee,
@@ -171,14 +260,9 @@ class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """Release the private Fréchet mean of ``X`` (one release: spends ε; ``y`` is ignored)."""
         for name in FITTED:  # a failed refit must not leave the previous release looking like this one's
             self.__dict__.pop(name, None)
-        _refuse_sparse(X)
+        _refuse_sparse(X, type(self).__name__)
         validate_data(self, X, skip_check_array=True)  # n_features_in_, feature names: the container only
-        records = _as_array(X)
-        manifold = self._sized_manifold(records)
-        records = _in_point_layout(manifold, records)
-        center = manifold.origin if _is_origin(self.center) else self.center
-        rng = _noise_source(self.random_state)
-        _check_seed(self.random_state, self.accountant)
+        manifold, records, center, rng = self._fit_records(X)
         release = private_frechet_mean(
             records, manifold, center=center, radius=self.radius, epsilon=self.epsilon, delta=self.delta,
             mechanism=self.mechanism, bound=self.bound, calibration=self.calibration, restrict=self.restrict,
@@ -196,17 +280,8 @@ class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         on the data holder's side). Non-finite records give non-finite rows.
         """
         check_is_fitted(self, "mean_")
-        _refuse_sparse(X)
-        records = _as_array(X)
-        if len(np.shape(records)) < 2:
-            raise ValueError(f"X must be a 2-D (or 3-D) array of records, got shape {np.shape(records)}. "
-                             "Reshape your data, e.g. X.reshape(1, -1) for a single record")
-        validate_data(self, X, reset=False, skip_check_array=True)
-        manifold = self.manifold_
-        records = _in_point_layout(manifold, records)
-        record_count(manifold, records)  # the library's container and layout check
-        points = manifold.as_points(np.asarray(records))
-        tangent = np.asarray(manifold.log(self.mean_, points))
+        points = self._points(X)
+        tangent = np.asarray(self.manifold_.log(self.mean_, points))
         tangent = tangent.reshape(len(points), -1)
         if np.iscomplexobj(tangent):
             tangent = np.stack([tangent.real, tangent.imag], axis=-1).reshape(len(points), -1)
@@ -219,62 +294,345 @@ class PrivateFrechetMean(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         complex_points = np.issubdtype(np.dtype(self.manifold_.dtype), np.complexfloating)
         return math.prod(shape) * (2 if complex_points else 1)
 
-    def _sized_manifold(self, records):
-        """``manifold`` itself, or the registered manifold its name sizes from ``records.shape``."""
-        if not isinstance(self.manifold, str):
-            return self.manifold  # the library checks that it is a manifold
-        if self.manifold not in REGISTRY:
-            raise ValueError(f"manifold must be a manifold_dp manifold or one of {tuple(REGISTRY)}, got {self.manifold!r}")
-        if getattr(records, "dtype", None) is None:
-            raise TypeError(f"X must be a numeric array of records, got {type(records).__name__}")
-        shape = tuple(records.shape)
-        if len(shape) < 2:
-            raise ValueError(f"manifold={self.manifold!r} is sized from the records: X must have shape (n, width), "
-                             f"got {shape}")
-        width = math.prod(shape[1:]) * (2 if np.iscomplexobj(records) else 1)
-        if width == 0:
-            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is required "
-                             f"to size manifold={self.manifold!r}")
-        return REGISTRY[self.manifold].from_width(width)
 
-    def __getstate__(self):
-        # a pickled Generator is a copy of its state: every joblib worker (n_jobs > 1) would draw the
-        # same noise, which differencing across folds removes (found by an adversarial review)
-        if isinstance(self.__dict__.get("random_state"), np.random.Generator):
-            raise TypeError("an estimator whose random_state is a numpy Generator cannot be pickled (e.g. sent to "
-                            "joblib workers): every copy would draw the same noise; use random_state=None")
-        return super().__getstate__()
+class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Differentially private tangent PCA of records on a Riemannian manifold.
 
-    def __sklearn_clone__(self):
-        # sklearn's clone deep-copies parameters: a copied accountant would let every clone spend the
-        # budget afresh, and a copied Generator would give every clone (every cross-validation
-        # fold) the same noise, which differencing removes. The clone shares both instead.
-        without_shared = object.__new__(type(self))  # not copy.copy: that pickles (see __getstate__)
-        without_shared.__dict__.update(self.__dict__)
-        without_shared.accountant = None
-        shared_rng = isinstance(self.random_state, np.random.Generator)
-        if shared_rng:
-            without_shared.random_state = None
-        twin = super(PrivateFrechetMean, without_shared).__sklearn_clone__()
-        twin.accountant = self.accountant
-        if shared_rng:
-            twin.random_state = self.random_state
-        return twin
+    ``fit`` is one call of ``manifold_dp.privacy.tangent_pca.private_tangent_pca``: a private
+    Fréchet mean with ``mean_share`` of the budget, then the principal directions of the records'
+    tangent vectors there by the Analyze-Gauss mechanism, in one ``(epsilon, delta)`` certificate
+    (docs/pipelines.md). ``transform`` gives the records' coordinates in the private basis.
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # replaced by the centre, never refused (no error channel)
-        tags.input_tags.three_d_array = True  # (n, k, k) covariance matrices, (n, k, 2) landmarks
-        return tags
+    Parameters
+    ----------
+    manifold : Manifold or str
+        The space of the records, or a name of ``manifold_dp.manifolds.REGISTRY`` sized from
+        ``X`` at ``fit`` (as for ``PrivateFrechetMean``).
+    center : array-like or "origin"
+        Public centre of the ball the records are clipped into.
+    radius : float
+        Public radius of that ball (a number; ``"auto"`` is not supported).
+    epsilon, delta : float
+        The total guarantee of every ``fit`` (``δ > 0``: the second moment is Gaussian).
+    n_components : int or None, default=None
+        Number of principal directions; ``None``: the manifold's dimension.
+    mean_mechanism : str, default="laplace"
+        The mean's mechanism (``private_frechet_mean``'s ``mechanism``).
+    mean_share : float, default=0.5
+        Share of ε (and of δ, if the mean's mechanism uses δ) spent on the mean.
+    calibration : {"analytic", "classical"}, default="analytic"
+        Gaussian calibration.
+    accountant : PrivacyAccountant or None, default=None
+        Charged for both parts before the data are read, at every ``fit``; shared by clones.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        Source of the noise, as for ``PrivateFrechetMean`` (``None``: OS entropy; a fixed seed is
+        for tests only, warned, and refused with an ``accountant``).
+
+    Attributes
+    ----------
+    mean_ : ndarray
+        The released private mean (a point of ``manifold_``).
+    components_ : ndarray, shape ``(n_components_, *point_shape)``
+        Orthonormal tangent vectors at ``mean_``, by decreasing explained variance.
+    explained_variance_ : ndarray, shape ``(n_components_,)``
+        The released eigenvalues of the tangent second moment (clipped at 0).
+    certificate_ : TangentPCACertificate
+        Both parts of the release, their budgets and their composition.
+    release_ : TangentPCARelease
+        The release itself.
+    manifold_ : Manifold
+    n_components_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    **Privacy.** Every ``fit`` is one release of ``(epsilon, delta)``; neighbouring datasets
+    replace one record; ``n`` and the shape of ``X`` are public; records are replaced and
+    clipped as by ``private_frechet_mean``. ``mean_``, ``components_``,
+    ``explained_variance_`` and ``certificate_`` may be published. ``transform`` is **not
+    private**: it is the records themselves, in the private basis.
+
+    **scikit-learn's estimator checks** pass (``manifold="euclidean", center="origin"``) except
+    those in ``EXPECTED_FAILED_CHECKS``:
+
+    - ``check_dtype_object``: as for ``PrivateFrechetMean``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp.estimators import PrivateTangentPCA
+    >>> X = np.random.default_rng(0).normal(size=(3000, 3)) * [1.0, 0.3, 0.1]
+    >>> pca = PrivateTangentPCA("euclidean", center="origin", radius=4.0, epsilon=2.0, delta=1e-6, n_components=2,
+    ...                         random_state=0).fit(X)
+    >>> pca.components_.shape, pca.transform(X).shape
+    ((2, 3), (3000, 2))
+    """
+
+    FITTED = ("mean_", "components_", "explained_variance_", "certificate_", "release_", "manifold_",
+              "n_components_")
+
+    def __init__(self, manifold, *, center, radius, epsilon, delta, n_components=None, mean_mechanism="laplace",
+                 mean_share=0.5, calibration="analytic", accountant=None, random_state=None):
+        self.manifold = manifold
+        self.center = center
+        self.radius = radius
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_components = n_components
+        self.mean_mechanism = mean_mechanism
+        self.mean_share = mean_share
+        self.calibration = calibration
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Release the private mean and principal directions of ``X`` (one release; ``y`` is ignored)."""
+        for name in self.FITTED:
+            self.__dict__.pop(name, None)
+        _refuse_sparse(X, type(self).__name__)
+        validate_data(self, X, skip_check_array=True)
+        manifold, records, center, rng = self._fit_records(X)
+        k = manifold.dim if self.n_components is None else self.n_components
+        release = private_tangent_pca(
+            records, manifold, center=center, radius=self.radius, epsilon=self.epsilon, delta=self.delta,
+            n_components=k, mean_mechanism=self.mean_mechanism, mean_share=self.mean_share,
+            calibration=self.calibration, accountant=self.accountant, rng=rng)
+        self.manifold_ = manifold
+        self.release_ = release
+        self.certificate_ = release.certificate
+        self.mean_ = release.mean
+        self.components_ = release.components
+        self.explained_variance_ = release.explained_variance
+        self.n_components_ = len(release.explained_variance)
+        return self
+
+    def transform(self, X):
+        """The records' coordinates in the private principal basis, ``(n, n_components_)``: the
+        orthonormal tangent coordinates of ``log_{mean_}(x)`` projected on ``components_``.
+
+        NOT private: the output is the records themselves (post-processing of the release on the
+        data holder's side). Non-finite records give non-finite rows."""
+        check_is_fitted(self, "components_")
+        points = self._points(X)
+        manifold = self.manifold_
+        with np.errstate(all="ignore"):
+            coordinates = manifold.to_tangent_coordinates(self.mean_, manifold.log(self.mean_, points))
+        return np.asarray(coordinates, dtype=float) @ self.release_.component_coordinates.T
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+
+@dataclass(frozen=True)
+class MDMCertificate:
+    """What a ``PrivateMDM`` fit guarantees: ``(epsilon, delta)`` for the whole fit under the
+    privacy model ``privacy_model`` (labels and class counts public), by parallel composition of
+    the per-class releases in ``class_certificates`` (one ``Certificate`` per class, in the order
+    of ``classes``); ``private_labels`` says what holds if the labels are private."""
+
+    statistic: str
+    classes: tuple
+    epsilon: float
+    delta: float
+    composition: str
+    privacy_model: str
+    private_labels: str
+    class_certificates: tuple
+
+    def to_dict(self):
+        return asdict(self)
+
+    def to_json(self, **kwargs):
+        import json
+
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def summary(self):
+        lines = [f"private MDM: ({self.epsilon:g}, {self.delta:g})-DP class means of {len(self.classes)} classes",
+                 f"  privacy model: {self.privacy_model}", f"  composition: {self.composition}",
+                 f"  private labels: {self.private_labels}"]
+        for label, cert in zip(self.classes, self.class_certificates):
+            lines.append(f"  class {label}: n = {cert.n}, {cert.mechanism}, scale {cert.scale:.6g}")
+        return "\n".join(lines)
+
+
+MDM_PRIVACY_MODEL = ("neighbouring datasets replace one record's features and keep its label: the labels, the classes "
+                     "and the class counts are public (each class's n is in its certificate)")
+MDM_COMPOSITION = ("parallel composition: each record is in exactly one class and each class mean reads only its "
+                   "class's records, so a neighbour changes one class mean; the fit is as private as one class release")
+MDM_PRIVATE_LABELS = ("not covered: if a record's label may change too, two class means change (2·epsilon, 2·delta "
+                      "by basic composition), and the class counts, which set each class's noise scale and are "
+                      "published in the certificates, are not protected at all; make the labels public or release "
+                      "the counts privately first")
+
+
+class PrivateMDM(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
+    """Minimum distance to mean classifier with differentially private class means.
+
+    ``fit`` releases one private Fréchet mean per class (``private_frechet_mean``, each with the
+    full ``(epsilon, delta)``: the classes are disjoint, so parallel composition makes the whole fit
+    ``(epsilon, delta)``-DP); ``predict`` is the class of the nearest mean in the manifold's
+    Riemannian distance, ``transform`` the distances to the class means, ``predict_proba`` the
+    softmax of minus the squared distances (as pyRiemann's ``MDM``).
+
+    Parameters
+    ----------
+    manifold, center, radius, epsilon, delta, mechanism, bound, calibration, restrict, round_to
+        As for ``PrivateFrechetMean`` (one public ball for every class; ``radius`` a number).
+    accountant : PrivacyAccountant or None, default=None
+        Charged once per ``fit`` (one class release's event: parallel composition), before the
+        data are read; shared by clones.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        As for ``PrivateFrechetMean``.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels (public).
+    means_ : ndarray, shape ``(n_classes, *point_shape)``
+        The released private class means.
+    certificate_ : MDMCertificate
+        The fit's guarantee, its privacy model and the per-class certificates.
+    releases_ : tuple of PrivateRelease
+    manifold_ : Manifold
+    n_features_in_ : int
+
+    Notes
+    -----
+    **Privacy model.** Neighbouring datasets replace one record's *features* and keep its label:
+    labels, classes and per-class counts are public (each class's ``n`` is in its certificate
+    and sets its noise). Each record is in one class and each mean reads only its class, so a
+    neighbour changes one class mean: the fit is ``(epsilon, delta)``-DP (parallel composition),
+    and the accountant is charged once per fit. **Private labels are not covered**: a record
+    whose label may change moves between two classes (two means change: ``2·epsilon``,
+    ``2·delta``), and the class counts are published exactly. ``means_`` and ``certificate_``
+    may be published; ``predict``, ``predict_proba`` and ``transform`` are computed on the
+    records given to them and are not private outputs about those records.
+
+    **scikit-learn's estimator checks** pass (``manifold="euclidean", center="origin"``) except
+    those in ``MDM_EXPECTED_FAILED_CHECKS``:
+
+    - ``check_dtype_object``: as for ``PrivateFrechetMean``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manifold_dp import SPDAffineInvariant
+    >>> from manifold_dp.estimators import PrivateMDM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.stack([np.diag(rng.uniform(0.8, 1.2, 2)) * s for s in [1.0] * 50 + [3.0] * 50])
+    >>> y = np.repeat([0, 1], 50)
+    >>> mdm = PrivateMDM(SPDAffineInvariant(2), center=np.eye(2) * 1.7, radius=1.5, epsilon=1.0,
+    ...                  random_state=0).fit(X, y)
+    >>> mdm.means_.shape, float((mdm.predict(X) == y).mean())
+    ((2, 2, 2), 1.0)
+    """
+
+    FITTED = ("means_", "classes_", "certificate_", "releases_", "manifold_")
+
+    def __init__(self, manifold, *, center, radius, epsilon, delta=None, mechanism="laplace", bound="tight",
+                 calibration="analytic", restrict=False, round_to="auto", accountant=None, random_state=None):
+        self.manifold = manifold
+        self.center = center
+        self.radius = radius
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mechanism = mechanism
+        self.bound = bound
+        self.calibration = calibration
+        self.restrict = restrict
+        self.round_to = round_to
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Release one private mean per class (one release of ``(epsilon, delta)``; labels public)."""
+        for name in self.FITTED:
+            self.__dict__.pop(name, None)
+        _refuse_sparse(X, type(self).__name__)
+        validate_data(self, X, y, skip_check_array=True)
+        manifold, records, center, rng = self._fit_records(X)
+        if is_dask(records):
+            raise ValueError("PrivateMDM splits the records by class in memory: Dask arrays are not supported")
+        record_count(manifold, records)  # the library's container and layout check, before the labels
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        check_consistent_length(records, y)
+        classes = np.unique(y)
+        parts = [records[y == label] for label in classes]
+        options = dict(center=center, radius=self.radius, epsilon=self.epsilon, delta=self.delta,
+                       mechanism=self.mechanism, bound=self.bound, calibration=self.calibration,
+                       restrict=self.restrict, round_to=self.round_to)
+        _charge_parallel(self.accountant, manifold, parts, options)
+        releases = tuple(private_frechet_mean(part, manifold, **options, rng=rng) for part in parts)
+        first = releases[0].certificate
+        self.manifold_ = manifold
+        self.classes_ = classes
+        self.releases_ = releases
+        self.means_ = np.stack([r.point for r in releases])
+        self.certificate_ = MDMCertificate(
+            statistic="class_frechet_means", classes=tuple(str(c) for c in classes), epsilon=first.epsilon,
+            delta=first.delta, composition=MDM_COMPOSITION, privacy_model=MDM_PRIVACY_MODEL,
+            private_labels=MDM_PRIVATE_LABELS, class_certificates=tuple(r.certificate for r in releases))
+        return self
+
+    def transform(self, X):
+        """Riemannian distances from each record to each class mean, ``(n, n_classes)``; a
+        non-finite record gets non-finite distances (and ``predict`` gives it ``classes_[0]``)."""
+        check_is_fitted(self, "means_")
+        points = self._points(X)
+        manifold = self.manifold_
+        leading = (slice(None), None) + (slice(None),) * len(manifold.point_shape)
+        with np.errstate(all="ignore"):
+            return np.asarray(manifold.dist(self.means_[None], points[leading]), dtype=float)
+
+    def predict(self, X):
+        """The class of the nearest private mean."""
+        distances = self.transform(X)
+        return self.classes_[np.argmin(distances, axis=1)]
+
+    def predict_proba(self, X):
+        """``softmax(−d²)`` over the classes (pyRiemann's ``MDM``)."""
+        scores = -self.transform(X) ** 2
+        scores -= scores.max(axis=1, keepdims=True)
+        weights = np.exp(scores)
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    @property
+    def _n_features_out(self):
+        return len(self.classes_)
+
+
+def _charge_parallel(accountant, manifold, parts, options):
+    """Charge one class release's event for the whole fit (parallel composition), before any
+    record is read: every class's stage 1–2 (public: its count, the parameters) runs first, and
+    the event that charges most is charged (all classes share ε and δ, so they are equal up to
+    float rounding)."""
+    from .privacy.release import _mean_stages, check_public
+
+    if not _is_real_number(options["radius"]):
+        raise ValueError(f"radius must be a number for PrivateMDM (radius='auto' is not supported), got {options['radius']!r}")
+    events = []
+    for part in parts:
+        p = check_public(part, manifold, accountant=accountant, **{k: v for k, v in options.items() if k != "round_to"})
+        events.append(_mean_stages(manifold, p, p["radius"], p["epsilon"], options["round_to"])[0].measurement.event)
+    if accountant is not None:
+        accountant.charge(min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter))
+
+
+def _is_real_number(value):
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def _is_origin(center):
     return isinstance(center, str) and center == "origin"
 
 
-def _refuse_sparse(X):
+def _refuse_sparse(X, name="PrivateFrechetMean"):
     if sparse.issparse(X):
-        raise TypeError("PrivateFrechetMean does not accept sparse X: pass a dense array of records")
+        raise TypeError(f"{name} does not accept sparse X: pass a dense array of records")
 
 
 def _as_array(X):
@@ -317,7 +675,7 @@ def _check_seed(random_state, accountant):
                          "composition would not hold; use random_state=None (OS entropy) or a numpy Generator")
     warnings.warn("random_state is a fixed seed: every fit with it draws the same noise, so releases made with it "
                   "(refits, cross-validation folds) can be differenced to remove the noise; it is for tests and "
-                  "experiments only — use random_state=None for releases anyone else will see", ReleaseWarning, stacklevel=3)
+                  "experiments only — use random_state=None for releases anyone else will see", ReleaseWarning, stacklevel=4)  # the caller of fit
 
 
 def _noise_source(random_state):
