@@ -4,6 +4,7 @@ the test suite must kill every one.
     python tests/mutation_check.py            # all mutations, a table and the kill rate
     python tests/mutation_check.py --list     # their names
     python tests/mutation_check.py NAME ...   # some of them
+    python tests/mutation_check.py NAME ... --tests FILE ...   # against some test files only (names first)
 
 Each mutation is applied to a copy of the repository (the working tree is never touched), the
 privacy-relevant tests run there with ``-x`` (stop at the first failure), and the mutation counts
@@ -21,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = "src/manifold_dp/"
-TESTS = ["tests/test_scales.py", "tests/test_structure.py", "tests/test_accounting.py", "tests/test_samplers.py",
+TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/test_scales.py", "tests/test_structure.py", "tests/test_accounting.py", "tests/test_samplers.py",
          "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py"]
@@ -113,10 +114,30 @@ MUTATIONS = {
     "estimator-seed-with-accountant": ("estimators.py", "    if accountant is not None:\n        raise ValueError(\"random_state is a fixed seed",
                                        "    if False:\n        raise ValueError(\"random_state is a fixed seed",
                                        "a fixed seed composed by the accountant"),
+    "riemannian-gaussian-halve-sigma": ("privacy/measurements.py", "sigma = _profile_sigma(manifold, sensitivity, epsilon, delta)",
+                                        "sigma = _profile_sigma(manifold, sensitivity, epsilon, delta) / 2",
+                                        "Riemannian Gaussian σ halved on curved spaces"),
+    "riemannian-gaussian-flat-halve-sigma": ("privacy/measurements.py",
+                                             'sigma = gaussian_scale(sensitivity, epsilon, delta, "analytic")\n        mu, reach',
+                                             'sigma = gaussian_scale(sensitivity, epsilon, delta, "analytic") / 2\n        mu, reach',
+                                             "Riemannian Gaussian σ halved on flat spaces"),
+    "riemannian-gaussian-radius-law": ("privacy/samplers.py", "return (lambda r: log_j(r) - 0.5 * inv * r * r)",
+                                       "return (lambda r: log_j(r) - 0.25 * inv * r * r)", "Gaussian radius drawn at √2 σ"),
+    "gdp-event-half-mu": ("privacy/measurements.py", "gaussian_dp_event(math.nextafter(1.0 / self.gdp_mu, 0.0))",
+                          "gaussian_dp_event(math.nextafter(2.0 / self.gdp_mu, 0.0))", "a μ-GDP release charged as μ/2"),
+    "wrapped-half-sensitivity": ("privacy/release.py", 'measurements.wrapped(manifold, mechanism.split("_")[1], sens, epsilon',
+                                 'measurements.wrapped(manifold, mechanism.split("_")[1], sens / 2, epsilon',
+                                 "wrapped mechanisms calibrated to Δ/2"),
+    "wrapped-on-positive-curvature": ("privacy/mechanisms.py",
+                                      "return bool(manifold.curvature_bounds[1] <= 0 and np.isinf(manifold.injectivity_radius))",
+                                      "return True", "wrapped noise allowed where log_b is not 1-Lipschitz"),
+    "kendall-comparison-kappa-max": ("privacy/gdp.py", "d, kappa = manifold.dim, float(manifold.curvature_bounds[0])",
+                                     "d, kappa = manifold.dim, float(manifold.curvature_bounds[1])",
+                                     "Kendall's loss bounded with the law of cosines of κmax (Toponogov needs κmin)"),
 }
 
 
-def run(name, keep_going=False):
+def run(name, keep_going=False, tests=None):
     file, old, new, _, *count = MUTATIONS.get(name, ("__init__.py", "", "", ""))
     count = count[0] if count else 1  # how many places the mutation changes
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,7 +154,7 @@ def run(name, keep_going=False):
         env = {"PYTHONPATH": str(copy / "src"), "PATH": "/usr/bin:/bin", "HOME": tmp}
         env = {**os.environ, **env}
         start = time.time()
-        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"] + (["-x"] if not keep_going else []) + TESTS
+        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"] + (["-x"] if not keep_going else []) + list(tests or TESTS)
         res = subprocess.run(args, cwd=copy, env=env, capture_output=True, text=True)
         return ("killed" if res.returncode != 0 else "SURVIVED"), time.time() - start
 
@@ -142,6 +163,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="mutations to run (default: all)")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--tests", nargs="+", metavar="FILE", help="run these test files instead of the default list")
     args = ap.parse_args(argv)
     if args.list:
         for k, v in MUTATIONS.items():
@@ -151,14 +173,14 @@ def main(argv=None):
     unknown = [n for n in names if n not in MUTATIONS]
     if unknown:
         ap.error(f"unknown mutations: {unknown}")
-    baseline, seconds = run("baseline")
+    baseline, seconds = run("baseline", tests=args.tests)
     if baseline != "SURVIVED":
         print(f"the unmutated tests fail ({seconds:.0f} s): fix them first; a kill rate means nothing on a red suite")
         return 2
     print(f"baseline: the unmutated tests pass ({seconds:.0f} s)")
     results = {}
     for i, name in enumerate(names, 1):
-        outcome, seconds = run(name)
+        outcome, seconds = run(name, tests=args.tests)
         results[name] = outcome
         print(f"[{i}/{len(names)}] {name:32s} {outcome:9s} {seconds:6.1f} s   {MUTATIONS[name][3]}", flush=True)
     killed = sum(v == "killed" for v in results.values())

@@ -205,13 +205,16 @@ def test_mechanism_table_lists_every_pair_from_the_capabilities(run):
     assert rows[0] == ["mechanism", "guarantee", *REGISTRY]
     assert [row[0] for row in rows[2:]] == list(MECHANISMS)
     for row in rows[2:]:
-        assert row[1] == ("(ε, δ)-DP" if row[0] in ("tangent_gaussian", "ambient_gaussian") else "ε-DP")
+        gaussian = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")
+        assert row[1] == ("(ε, δ)-DP" if row[0] in gaussian else "ε-DP")
         expected = ["yes" if cli.mechanism_support(cls.examples()[0], row[0]) else "-" for cls in REGISTRY.values()]
         assert row[2:] == expected
     table = dict((row[0], row[2:]) for row in rows[2:])
     assert table["laplace"] == table["kng"] == ["yes"] * len(REGISTRY)
     assert table["tangent_gaussian"] == ["yes" if n in ("euclidean", "spd-le") else "-" for n in REGISTRY]
     assert table["ambient_laplace"] == ["-" if n in ("hyperbolic", "kendall2d") else "yes" for n in REGISTRY]
+    assert table["riemannian_gaussian"] == ["yes"] * len(REGISTRY)
+    assert table["wrapped_laplace"] == table["wrapped_gaussian"] == ["-" if n in ("sphere", "kendall2d") else "yes" for n in REGISTRY]
     assert "tangent_gaussian: manifolds with a flat chart only (euclidean, spd-le)" in res.stdout
     assert "restricted to the ball automatically" in res.stdout and "hyperbolic, spd-ai" in res.stdout
 

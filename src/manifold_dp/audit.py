@@ -64,8 +64,9 @@ class Scenario:
     its maximum on a set too small to see in 10⁵ releases; 0.1 in dimension ~100 (the loss
     concentrates near 0: only gross under-noising is visible); half these where the only proof
     needs σ = 2Δ/ε (KNG, restricted Laplace; 0.2 for KNG on Kendall, whose pair uses
-    little of Δ_KNG); 0.3 for the Gaussian, whose δ-tail no audit of
-    10⁶ releases can see.
+    little of Δ_KNG); 0.3 for the Gaussian ones (tangent, Riemannian, wrapped), whose δ-tail no
+    audit of 10⁶ releases can see; 0.6 for the wrapped Laplace (its loss is exact in the tangent
+    space at the centre, ``tangent_loss``).
 
     ``auto`` set: the release uses ``radius=auto`` (``radius`` is then unused), the pair is
     ``auto_radius_pair`` and the slack is the largest ``ρ(μ_g, μ'_g)/Δ_g`` over the candidates.
@@ -103,6 +104,11 @@ SCENARIOS = {
     "ambient-laplace-sphere": Scenario(Sphere(2), np.pi / 8, "ambient_laplace", power_factor=0.5),
     "laplace-auto-euclidean": Scenario(Euclidean(1), 1.0, power_factor=0.6,
                                        auto=AutoRadius(quantile=0.5, budget=0.5, grid=(0.5, 1.0))),
+    "riemannian-gaussian-sphere": Scenario(Sphere(2), np.pi / 8, "riemannian_gaussian", delta=1e-5, power_factor=0.3),
+    "riemannian-gaussian-hyperbolic": Scenario(Hyperbolic(2), 1.0, "riemannian_gaussian", n=40, delta=1e-5,
+                                               power_factor=0.3),
+    "wrapped-laplace-hyperbolic": Scenario(Hyperbolic(2), 1.0, "wrapped_laplace", n=40, power_factor=0.6),
+    "wrapped-gaussian-spd-ai": Scenario(SPDAffineInvariant(2), 1.0, "wrapped_gaussian", delta=1e-5, power_factor=0.3),
 }
 
 
@@ -277,8 +283,13 @@ def under_noised(factor):
         _release.calibrate, _selection.selection_log_weights = original, original_weights
 
 
-def _statistics(m, y, mean, mean2, kng_records):
-    stats = {"loss": m.dist(y, mean2) - m.dist(y, mean)}
+def _statistics(m, y, mean, mean2, kng_records, base=None):
+    d, d2 = m.dist(y, mean), m.dist(y, mean2)
+    stats = {"loss": d2 - d, "loss_sq": d2 * d2 - d * d}  # the Laplace's and the Riemannian Gaussian's log-likelihood ratios
+    if base is not None:  # wrapped noise: the same in the tangent space at the base point
+        ty = m.log(base, y)
+        t1, t2 = (m.norm(base, ty - m.log(base, mu)) for mu in (mean, mean2))
+        stats["tangent_loss"], stats["tangent_loss_sq"] = t2 - t1, t2 * t2 - t1 * t1
     if kng_records is not None:
         D, D2 = kng_records
         g = lambda X: m.norm(y, riemannian_gradient(m, y, X))
@@ -323,7 +334,8 @@ def _audit_fixed(name, sc, samples, epsilon, noise_factor, rng, progress):
     with under_noised(noise_factor):
         plans = [_release.plan_release(X, m, **kw) for X in (D, D2)]
     kng = (D, D2) if sc.mechanism == "kng" else None
-    draw = lambda plan, size: _statistics(m, np.asarray(plan.draw(size, rng=rng)), mean, mean2, kng)
+    base = center if sc.mechanism.startswith("wrapped") else None
+    draw = lambda plan, size: _statistics(m, np.asarray(plan.draw(size, rng=rng)), mean, mean2, kng, base)
     joined = _sample(plans, draw, samples, progress)
     categorical = [k for k in joined[0] if "[" in k]
     return _result(name, sc, joined, categorical, categorical, epsilon, samples, noise_factor, slack)

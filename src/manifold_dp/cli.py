@@ -18,7 +18,8 @@ from . import __version__
 from ._cli_files import (SIZE_OPTIONS, CliError, build_manifold, check_output_path, load_records, parse_center,
                          size_option, write_atomically)
 from .manifolds import REGISTRY
-from .privacy.measurements import AMBIENT_MECHANISMS
+from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
+from .privacy.mechanisms import is_hadamard
 from .privacy.radius_selection import AutoRadius
 from .privacy.release import MECHANISMS, private_frechet_mean
 
@@ -28,7 +29,7 @@ MANIFOLD_NAMES = tuple(REGISTRY)
 EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch")  # import names of the [experiments] extra
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
-DELTA_MECHANISMS = ("tangent_gaussian", "ambient_gaussian")  # (ε, δ)-DP: they need --delta
+DELTA_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # (ε, δ)-DP: they need --delta
 RADIUS_UNITS = {
     "euclidean": "Euclidean norm",
     "sphere": "geodesic distance: radians on the unit sphere (times --sphere-radius)",
@@ -86,6 +87,10 @@ def mechanism_support(manifold, mechanism):
         return manifold.flat_chart
     if mechanism in AMBIENT_MECHANISMS:
         return manifold.ambient_dim is not None
+    if mechanism in WRAPPED_MECHANISMS:
+        return is_hadamard(manifold)
+    if mechanism == "riemannian_gaussian":
+        return manifold.homogeneous
     return True
 
 
@@ -117,6 +122,11 @@ def _mechanism_notes(spaces):
         f"{', '.join(AMBIENT_MECHANISMS)}: manifolds with an ambient Euclidean embedding "
         f"({where(lambda m: m.ambient_dim is not None)}): noise on the mean of the embedded records, projected "
         "back; ambient_gaussian needs --delta.",
+        "riemannian_gaussian: every (homogeneous) manifold; density ∝ exp(−ρ²/(2σ²)) around the mean, (ε, δ)-DP by a "
+        "numerical privacy profile (exact Gaussian mechanism on flat spaces), μ-GDP reported; needs --delta "
+        "(docs/gaussian_family.md).",
+        f"{', '.join(WRAPPED_MECHANISMS)}: Hadamard manifolds only ({where(is_hadamard)}): noise in the tangent space "
+        "at the public centre, mapped back with exp; wrapped_gaussian needs --delta.",
     ]
 
 

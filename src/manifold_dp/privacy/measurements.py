@@ -26,12 +26,17 @@ from numpy.typing import ArrayLike
 from ..manifolds.base import Manifold
 from .._validation import check_delta, check_epsilon, check_positive
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
-from .mechanisms import AmbientNoise, KNormGradient, RiemannianLaplace, TangentGaussian, ball_sampler_applies
+from . import gdp
+from .mechanisms import (AmbientNoise, KNormGradient, RiemannianGaussian, RiemannianLaplace, TangentGaussian, WrappedNoise,
+                         ball_sampler_applies, is_hadamard)
 
-__all__ = ["pure_scale", "gaussian_scale", "Measurement", "laplace", "kng", "tangent_gaussian", "ambient", "paper_variant"]
+__all__ = ["pure_scale", "gaussian_scale", "Measurement", "laplace", "kng", "tangent_gaussian", "ambient",
+           "riemannian_gaussian", "wrapped", "paper_variant"]
 
 AMBIENT_MECHANISMS = ("ambient_laplace", "ambient_gaussian", "coordinate_laplace")
 CALIBRATIONS = ("analytic", "classical")
+WRAPPED_MECHANISMS = ("wrapped_laplace", "wrapped_gaussian")
+SIGMA_BISECTIONS = 30  # halvings of the log-σ bracket: σ within a factor 2^(2^-30·log2(bracket)) of the smallest
 
 
 def pure_scale(sensitivity, epsilon, footpoint_free):
@@ -80,6 +85,7 @@ class Measurement:
     acceptance_public: bool = True  # whether the sampler's acceptance depends on public values only
     restricted: bool = False  # whether the law lives on the public ball B_r(center)
     certified: bool = True  # False for a paper calibration below the proven scale (``paper_variant``): never release it
+    gdp_mu: float | None = None  # μ-GDP of a law whose privacy loss is not the Gaussian mechanism's (Riemannian Gaussian)
 
     @property
     def event(self):
@@ -91,6 +97,8 @@ class Measurement:
             raise ValueError(f"the {self.title!r} measurement is not certified (a paper calibration below the proven "
                              "scale): it has no privacy guarantee and must not be released")
 
+        if self.gdp_mu is not None:  # μ-GDP is dominated by the Gaussian mechanism of multiplier 1/μ
+            return gaussian_dp_event(math.nextafter(1.0 / self.gdp_mu, 0.0))  # rounded to charge at least μ
         if self.delta > 0:
             return gaussian_dp_event(self.scale / self.sensitivity)
         return pure_dp_event(self.epsilon)
@@ -214,6 +222,151 @@ def ambient(manifold: Manifold, mechanism: str, sensitivity: float, epsilon: flo
     return Measurement(mechanism, f"ambient {kind} on the Euclidean mean, projected", thm, epsilon, delta, sensitivity,
                        float(sigma), rule, "none (projection back onto the manifold is post-processing)", "exact",
                        "ambient_mean", law)
+
+
+def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> Measurement:
+    """The Riemannian Gaussian mechanism (Jiang et al. 2023, NeurIPS): density
+    ``∝ exp(−ρ²(η, x)/(2σ²))`` around a footpoint of sensitivity ``Δ``, ``(ε, δ)``-DP and μ-GDP.
+
+    Calibration (docs/gaussian_family.md; ``privacy.gdp``), on a homogeneous space only (the
+    normalising constant does not depend on ``η``): flat spaces — the law is the Gaussian mechanism,
+    ``σ`` analytic (Balle & Wang 2018) and ``μ = Δ/σ``; sphere and hyperbolic space — the smallest
+    ``σ`` (bisection, rounded up) whose exact privacy profile, by quadrature with its error added,
+    is ``≤ δ`` at ``ε``; Kendall shapes — the same with the law of cosines of curvature ``κmin = 1``
+    (Toponogov: an upper bound on the loss); affine-invariant SPD — the triangle-inequality bound
+    ``L ≤ (Δ² + 2Δρ)/(2σ²)`` (loose: μ there is far above ``Δ/σ``). ``μ``: the smallest with the profile below
+    the μ-GDP curve on a grid of ε (``gdp.gdp_mu``); the privacy event is ``gaussian_dp_event(1/μ)``.
+
+    Parameters
+    ----------
+    manifold : Manifold
+        A homogeneous space (every registered one is).
+    sensitivity : float
+        ``Δ ≥ sup ρ(η(D), η(D'))`` over neighbouring datasets.
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    Measurement
+        ``mechanism="riemannian_gaussian"``, ``scale = σ``, ``gdp_mu = μ``; its ``scale_rule``
+        states the method, μ and the range of ε where the μ-GDP envelope was checked.
+
+    Raises
+    ------
+    ValueError
+        On a space that is not homogeneous, for ``δ`` outside ``(0, 1)``, ``ε ≤ 0``, or where the
+        exact sampler would be hopeless (public parameters only)."""
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    delta = check_delta(delta)
+    method = gdp.profile_method(manifold)
+    if method == "exact":
+        sigma = gaussian_scale(sensitivity, epsilon, delta, "analytic")
+        mu, reach = sensitivity / sigma, np.inf
+        rule = "analytic Gaussian σ for (ε, δ) and Δ (flat space: the law is the Gaussian mechanism); μ = Δ/σ"
+    else:
+        sigma = _profile_sigma(manifold, sensitivity, epsilon, delta)
+        mu, reach = gdp.gdp_mu(manifold, sensitivity, sigma)
+        how = ("exact privacy profile by 2-D quadrature (radius × angle, law of cosines) at t = Δ, the sup over "
+               "footpoint distances t ≤ Δ (quasi-convexity of the distance; triangle bound beyond a quarter circle), "
+               "quadrature error added" if method == "profile" else
+               "triangle bound δ(ε) ≤ E[(1 − e^(ε − (Δ² + 2Δρ)/(2σ²)))_+] over the radius law (Jensen bound of its density)")
+        rule = (f"smallest σ (bisection, rounded up) with the {how} ≤ δ; μ = {mu:.6g} "
+                f"(profile below the μ-GDP curve for ε ≤ {reach:.3g}, where it falls below {gdp.GDP_TAIL:g})")
+    law = RiemannianGaussian(manifold, sigma)
+    law.check_samplable()
+    sampler = ("eigenvalue construction (Said et al. 2017), two-stage rejection" if not manifold.radial
+               else "log-concave radial rejection + uniform direction")
+    return Measurement("riemannian_gaussian", "Riemannian Gaussian",
+                       f"Jiang et al. 2023 (Riemannian Gaussian law); privacy by {method} calibration "
+                       "(docs/gaussian_family.md); μ-GDP: Dong, Roth & Su 2022, Cor. 2.13",
+                       epsilon, delta, sensitivity, _finite(sigma, epsilon), rule + f"; μ-GDP with μ = {mu:.6g}", "none",
+                       f"exact ({sampler})", "frechet_mean", law, gdp_mu=float(mu))
+
+
+def _profile_sigma(manifold, sensitivity, epsilon, delta):
+    """The smallest ``σ`` (to the bisection's resolution, on the safe side) whose profile bound
+    (``gdp.privacy_profile``) is ``≤ δ`` at ``ε``. The value returned is one at which the bound
+    was checked, whether or not the bound is monotone in ``σ``."""
+    ok = lambda s: gdp.privacy_profile(manifold, sensitivity, s, epsilon) <= delta
+    start = gaussian_scale(sensitivity, epsilon, delta, "analytic")  # the flat space's σ: a bracket
+    lo, hi = 0.5 * start, 2.0 * start
+    for _ in range(60):
+        if ok(hi):
+            break
+        lo, hi = hi, 2.0 * hi
+    else:
+        raise ValueError(f"no noise scale up to {hi:.3g} makes the Riemannian Gaussian (epsilon={epsilon!r}, "
+                         f"delta={delta!r}) private on {manifold!r}")
+    for _ in range(60):
+        if not ok(lo) or lo < 1e-300:
+            break
+        lo, hi = 0.5 * lo, lo
+    for _ in range(SIGMA_BISECTIONS):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return float(hi)
+
+
+def wrapped(manifold: Manifold, kind: str, sensitivity: float, epsilon: float, delta: float | None = None, *,
+            base: ArrayLike) -> Measurement:
+    """Exponential-wrapped noise at the public base point ``base``: ``exp_b(log_b(η) + Z)``.
+
+    On a Hadamard manifold (``is_hadamard``: affine-invariant and log-Euclidean SPD, hyperbolic,
+    Euclidean) ``log_b`` is 1-Lipschitz, so the footpoint sensitivity ``Δ`` bounds that of
+    ``log_b(η)`` in ``(T_b M, g_b)`` (docs/gaussian_family.md). ``kind="laplace"``: ℓ2 K-norm
+    noise ``∝ exp(−‖z‖/σ)``, ε-DP with ``σ = Δ/ε`` (Hardt & Talwar 2010); ``kind="gaussian"``:
+    ``N(0, σ²I)``, ``(ε, δ)``-DP with the analytic ``σ`` (Balle & Wang 2018), ``Δ/σ``-GDP. Exp is
+    post-processing.
+
+    Parameters
+    ----------
+    manifold : Manifold
+        A Hadamard manifold (``mechanisms.is_hadamard``).
+    kind : {"laplace", "gaussian"}
+    sensitivity : float
+        ``Δ``, the footpoint sensitivity (it bounds that of ``log_b(η)``).
+    epsilon : float
+        ε > 0.
+    delta : float, optional
+        δ ∈ (0, 1), required for ``kind="gaussian"``.
+    base : array_like
+        The public base point ``b`` (the release's ``center``), chosen without the data.
+
+    Returns
+    -------
+    Measurement
+        ``mechanism="wrapped_laplace"`` or ``"wrapped_gaussian"``.
+
+    Raises
+    ------
+    ValueError
+        On positively curved spaces (sphere, Kendall), where ``log_b`` expands distances and is
+        not defined everywhere; for a bad ``kind``, ``ε ≤ 0`` or ``δ`` outside ``(0, 1)``. The
+        messages quote parameters only."""
+    if kind not in ("laplace", "gaussian"):
+        raise ValueError(f"kind must be 'laplace' or 'gaussian', got {kind!r}")
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    if not is_hadamard(manifold):
+        raise ValueError(f"mechanism='wrapped_{kind}' needs a non-positively curved, simply connected space "
+                         f"(a Hadamard manifold: SPDAffineInvariant, SPDLogEuclidean, Hyperbolic, Euclidean), got "
+                         f"{manifold!r} with curvature bounds {tuple(manifold.curvature_bounds)}")
+    if kind == "laplace":
+        delta, sigma = 0.0, pure_scale(sensitivity, epsilon, footpoint_free=True)
+        rule, thm = "σ = Δ/ε (ℓ2 K-norm noise in T_b M)", "ℓ2 K-norm mechanism in T_b M (Hardt & Talwar 2010)"
+    else:
+        delta = check_delta(delta)
+        sigma = gaussian_scale(sensitivity, epsilon, delta, "analytic")
+        rule = f"analytic Gaussian σ for (ε, δ) and Δ in T_b M; μ = Δ/σ = {sensitivity / sigma:.6g}"
+        thm = "Gaussian mechanism in T_b M (Balle & Wang 2018)"
+    law = WrappedNoise(manifold, kind, sigma, base)
+    return Measurement(f"wrapped_{kind}", f"exponential-wrapped {kind}",
+                       thm + "; log_b is 1-Lipschitz on a Hadamard manifold (docs/gaussian_family.md)",
+                       epsilon, delta, sensitivity, sigma, rule, "none (exp_b is post-processing)",
+                       "exact (" + ("Gamma(d, σ)" if kind == "laplace" else "σ·χ_d") + " radius, uniform direction in T_b M)",
+                       "frechet_mean", law)
 
 
 def paper_variant(measurement: Measurement, factor: float, reason: str) -> Measurement:

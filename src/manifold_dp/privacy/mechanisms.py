@@ -15,11 +15,12 @@ from .._validation import check_positive
 from ..manifolds.matrix import eig_apply, sqrtm_spd, sym
 from ..stats.frechet import riemannian_gradient
 from .samplers import (MAX_ROUNDS, cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
-                       sample_laplace_radius, sample_radius_concave_volume)
-from .spd_sampler import sample_spd_log_eigen
+                       sample_gaussian_radius, sample_laplace_radius, sample_radius_concave_volume)
+from .spd_sampler import sample_spd_gaussian_log_eigen, sample_spd_log_eigen, spd_gaussian_acceptance
 from .sensitivity import hessian_lower_bound
 
-__all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise", "ball_sampler_applies"]
+__all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise", "RiemannianGaussian", "WrappedNoise",
+           "ball_sampler_applies", "is_hadamard"]
 
 
 RESTRICTED_FAILURE_LOG = 45 * np.log(2.0)  # a restricted draw fails with probability ≤ 2^-45 (see below)
@@ -418,7 +419,7 @@ class KNormGradient:
         grid = np.linspace(0.0, self._reach(mu), cells + 1)
         a = np.asarray(m.dist(mu, X), float).ravel() + e
         # the (cells+1) × records table of f, one block of records at a time: bounded memory at any n
-        total, block = np.zeros(cells + 1), max(1, 2**22 // (cells + 1))
+        total, block = np.zeros(cells + 1), max(1, 2**15 // (cells + 1))  # ~32k entries per block: small peak memory
         for start in range(0, a.size, block):
             u = np.minimum(np.add.outer(grid, a[start:start + block]), 2 * self.radius)
             u *= np.sqrt(kappa)
@@ -536,3 +537,107 @@ class AmbientNoise:
         """Draws around an ambient point (shape ``(D,)``), returned in the manifold's layout."""
         z = np.asarray(ambient_point, float)
         return self.from_ambient(z + self.noise(size, rng))
+
+
+@dataclass(frozen=True)
+class RiemannianGaussian:
+    """Riemannian Gaussian law: density ``∝ exp(−ρ²(η, x)/(2σ²))`` w.r.t. the Riemannian volume,
+    footpoint ``η`` (Jiang, Chang, Liu, Ding, Kong & Jiang 2023, NeurIPS, "Gaussian Differential
+    Privacy on Riemannian Manifolds"). Integrable on every space here (the tail is Gaussian, the
+    volume grows at most exponentially).
+
+    Privacy (``measurements.riemannian_gaussian``): on a homogeneous space the normalising constant
+    does not depend on ``η``, so the privacy loss is ``(ρ²(η', y) − ρ²(η, y))/(2σ²)``; its profile
+    is computed by ``privacy.gdp``.
+
+    Exact sampler. Radial spaces: ``ρ`` from ``e^(−ρ²/(2σ²)) J(ρ)`` (log-concave: the envelope
+    sampler of ``privacy.samplers``, acceptance ≥ 0.46 in any dimension), a uniform unit tangent
+    direction, ``exp_η``. Affine-invariant SPD: the eigenvalue construction of Said et al. 2017
+    (``sample_spd_gaussian_log_eigen``) at ``I``, moved to ``η`` by ``X ↦ η^½ X η^½``.
+    """
+
+    manifold: object
+    sigma: float
+
+    def __post_init__(self):
+        check_positive(self.sigma, "sigma")
+        m = self.manifold
+        if not (m.radial or m.laplace_sampler == "spd_log_eigen"):
+            raise ValueError(f"no exact Riemannian Gaussian sampler is known for {m!r}")
+
+    def check_samplable(self):
+        """Raise ``ValueError`` (public parameters only) where the exact sampler would be hopeless
+        (affine-invariant SPD at a very large ``σ``)."""
+        m = self.manifold
+        if not m.radial and spd_gaussian_acceptance(m.k, float(self.sigma)) < 1e-3:
+            raise ValueError(f"the exact affine-invariant Gaussian sampler for {m!r} at sigma={self.sigma:.4g} accepts "
+                             "under 1e-3 of its proposals; use a larger epsilon or n")
+
+    def sample(self, footpoint, size=None, *, rng=None):
+        """Exact draws, shape ``size + point_shape``."""
+        rng = as_generator(rng)
+        m = self.manifold
+        eta = m.validate_point(footpoint, "footpoint")
+        shape = _size_tuple(size)
+        n = int(np.prod(shape)) if shape else 1
+        if m.radial:
+            rho, _ = sample_gaussian_radius(m, self.sigma, n, rng)
+            x = m.exp(eta, m.random_unit_tangent(eta, size=n, rng=rng) * m._expand(rho))
+        else:
+            (lam, vec), _ = sample_spd_gaussian_log_eigen(m.k, self.sigma, n, rng, eigen=True)
+            half, _ = sqrtm_spd(eta)
+            x = sym(half @ eig_apply(vec, np.exp(lam)) @ half)
+        return x.reshape(shape + tuple(m.point_shape))
+
+
+def is_hadamard(manifold):
+    """Whether ``manifold`` is a Hadamard manifold (complete, simply connected, curvature ≤ 0),
+    read off its declared curvature and injectivity radius: there ``log_b`` is 1-Lipschitz."""
+    return bool(manifold.curvature_bounds[1] <= 0 and np.isinf(manifold.injectivity_radius))
+
+
+WRAPPED_KINDS = ("laplace", "gaussian")
+
+
+@dataclass(frozen=True)
+class WrappedNoise:
+    """Exponential-wrapped noise at a public base point ``b``: ``exp_b(log_b(η) + Z)``, ``Z``
+    isotropic in ``(T_b M, g_b)`` (docs/gaussian_family.md).
+
+    ``"laplace"``: the ℓ2 K-norm law ``∝ exp(−‖z‖_b/σ)`` (radius ``Gamma(d, σ)``), ε-DP with
+    ``σ = Δ/ε``; ``"gaussian"``: ``N(0, σ² I)`` in an orthonormal basis (radius ``σ·χ_d``),
+    ``(ε, δ)``-DP / ``Δ/σ``-GDP. Both need ``‖log_b η − log_b η'‖_b ≤ Δ``, which holds with the
+    footpoint sensitivity ``Δ`` on a Hadamard manifold (``log_b`` is 1-Lipschitz there: ``exp_b``
+    does not shrink distances, Rauch comparison). The direction comes from
+    ``random_unit_tangent(b)``: no coordinates are needed.
+    """
+
+    manifold: object
+    kind: str
+    sigma: float
+    base: np.ndarray
+
+    def __post_init__(self):
+        check_positive(self.sigma, "sigma")
+        if self.kind not in WRAPPED_KINDS:
+            raise ValueError(f"kind must be one of {WRAPPED_KINDS}, got {self.kind!r}")
+        if not is_hadamard(self.manifold):
+            raise ValueError(f"wrapped noise needs a Hadamard manifold (curvature <= 0, infinite injectivity radius); "
+                             f"{self.manifold!r} has curvature bounds {tuple(self.manifold.curvature_bounds)}")
+        object.__setattr__(self, "base", self.manifold.validate_point(self.base, "base"))
+
+    def radius(self, n, rng):
+        d = self.manifold.dim
+        if self.kind == "laplace":
+            return rng.gamma(d, self.sigma, size=n)
+        return self.sigma * np.sqrt(rng.chisquare(d, size=n))
+
+    def sample(self, footpoint, size=None, *, rng=None):
+        """Draws around ``footpoint``, shape ``size + point_shape``."""
+        rng = as_generator(rng)
+        m, b = self.manifold, self.base
+        v = m.log(b, m.validate_point(footpoint, "footpoint"))
+        shape = _size_tuple(size)
+        n = int(np.prod(shape)) if shape else 1
+        z = m.random_unit_tangent(b, size=n, rng=rng) * m._expand(self.radius(n, rng))
+        return m.exp(b, v + z).reshape(shape + tuple(m.point_shape))

@@ -57,6 +57,7 @@ from numpy.typing import ArrayLike
 from .._random import RngLike
 from ..manifolds.base import Manifold
 from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
+from .mechanisms import is_hadamard
 from .certificate import Certificate, RadiusSelection
 from .radius_selection import AutoRadius
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound
@@ -68,7 +69,9 @@ __all__ = ["ReleaseWarning", "RecordsWarning", "InvalidRecordsError", "PrivateRe
            "check_round_to", "Plan", "AutoRadius", "AutoPlan", "plan_release", "private_frechet_mean",
            "frechet_variance_sensitivity", "private_frechet_variance"]
 
-MECHANISMS = ("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
+MECHANISMS = (("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
+              + ("riemannian_gaussian",) + measurements.WRAPPED_MECHANISMS)
+GAUSSIAN_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # need δ
 OPTIMISATION_SLACK = 1e-6  # the mean is certified within max(OPTIMISATION_SLACK·Δ, FLOAT_FLOOR·r) of the exact one
 FLOAT_FLOOR = 1e-10
 LOG_FLOAT_MAX = 700.0  # exp overflows float64 past ~709.78
@@ -223,7 +226,7 @@ def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, boun
     epsilon = check_epsilon(epsilon)
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    gaussian = mechanism in ("tangent_gaussian", "ambient_gaussian")
+    gaussian = mechanism in GAUSSIAN_MECHANISMS
     delta = check_delta(delta, required=gaussian) if gaussian or delta is not None else None
     if calibration not in measurements.CALIBRATIONS:
         raise ValueError(f"calibration must be 'analytic' or 'classical', got {calibration!r}")
@@ -244,6 +247,12 @@ def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, boun
         raise ValueError(f"mechanism='tangent_gaussian' needs a manifold with a flat chart (SPDLogEuclidean, Euclidean), got {manifold!r}")
     if mechanism in measurements.AMBIENT_MECHANISMS and manifold.ambient_dim is None:
         raise ValueError(f"mechanism={mechanism!r} needs an ambient embedding; {manifold!r} has none")
+    if mechanism in measurements.WRAPPED_MECHANISMS and not is_hadamard(manifold):
+        raise ValueError(f"mechanism={mechanism!r} needs a non-positively curved, simply connected space (SPDAffineInvariant, "
+                         f"SPDLogEuclidean, Hyperbolic, Euclidean), got {manifold!r} with curvature bounds "
+                         f"{tuple(manifold.curvature_bounds)}")
+    if mechanism == "riemannian_gaussian" and not manifold.homogeneous:
+        raise ValueError(f"mechanism='riemannian_gaussian' needs a homogeneous space, got {manifold!r}")
     if mechanism == "kng" and is_dask(X):
         raise ValueError("mechanism='kng' evaluates ∇F over all records at every proposal: not supported on Dask arrays")
     n = record_count(manifold, X)
@@ -294,6 +303,10 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
     sens = float(base if kind == "kng" and not flat else base + 2.0 * accuracy)
     if mechanism == "tangent_gaussian":
         meas = measurements.tangent_gaussian(manifold, sens, epsilon, delta, calibration=calibration)
+    elif mechanism == "riemannian_gaussian":
+        meas = measurements.riemannian_gaussian(manifold, sens, epsilon, delta)
+    elif mechanism in measurements.WRAPPED_MECHANISMS:
+        meas = measurements.wrapped(manifold, mechanism.split("_")[1], sens, epsilon, delta, base=center)
     elif mechanism == "kng":
         meas = measurements.kng(manifold, sens, epsilon, center=center, radius=radius)
     else:
@@ -339,13 +352,13 @@ def _bound_name(manifold, bound, kind):
     return "paper: L = 2 − h (Karcher; 2021 Thm 2 / 2022 Thm 2)"
 
 
-def check_reach(manifold, center, radius, sigma, restricted):
+def check_reach(manifold, center, radius, sigma, restricted, gaussian=False):
     """Refuse, from public parameters only, a release that float64 cannot carry: a ball beyond
     ``manifold.max_reach`` from the origin (hyperbolic), or a noise scale whose draw would
     overflow ``exp`` (eigenvalues ``e^λ`` on SPD, ``cosh ρ`` on hyperbolic space) with
     probability above 1e-12."""
     check_ball(manifold, center, radius)
-    if not _fits_float64(manifold, center, radius, sigma, restricted):
+    if not _fits_float64(manifold, center, radius, sigma, restricted, gaussian):
         raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
                          "increase epsilon or n, or shrink radius")
 
@@ -361,13 +374,19 @@ def check_ball(manifold, center, radius):
             "the sensitivity bound needs; move the data and centre towards the origin by an isometry first")
 
 
-def _fits_float64(manifold, center, radius, sigma, restricted):
+def _fits_float64(manifold, center, radius, sigma, restricted, gaussian=False):
     """Whether a draw at scale ``sigma`` keeps ``exp``-grown coordinates inside float64 except
-    with probability 1e-12. Public values only."""
+    with probability 1e-12. Public values only. Gaussian-tailed laws (``gaussian``): the radius is
+    below ``cσ² + σ(√d + √(2 ln 10¹²))`` (``c`` the volume growth rate: completing the square in
+    ``cρ − ρ²/(2σ²)``) except with about that probability."""
     base = manifold.exp_coordinate_offset(center)
     if base is None:
         return True
-    if restricted:
+    if gaussian:
+        limit = manifold.laplace_sigma_limit
+        growth = 1.0 / limit if np.isfinite(limit) else 0.0
+        reach = growth * sigma * sigma + sigma * (math.sqrt(manifold.dim) + math.sqrt(2.0 * math.log(1e12)))
+    elif restricted:
         reach = radius
     else:
         rate = 1.0 / sigma - 1.0 / manifold.laplace_sigma_limit  # the radial law's exponential tail
@@ -388,9 +407,9 @@ def expected_noise_distance(manifold, measurement):
       Laplace ``b``): ``b·√(2D)``; ``"ambient_gaussian"``: ``σ·√D``.
     """
     sigma, mechanism = measurement.scale, measurement.mechanism
-    if mechanism in ("laplace", "kng"):
+    if mechanism in ("laplace", "kng", "wrapped_laplace"):
         return manifold.dim * sigma
-    if mechanism == "tangent_gaussian":
+    if mechanism in ("tangent_gaussian", "riemannian_gaussian", "wrapped_gaussian"):
         return sigma * math.sqrt(manifold.dim)
     D = manifold.ambient_dim
     return {"ambient_laplace": D * sigma, "coordinate_laplace": sigma * math.sqrt(2 * D),
@@ -707,8 +726,10 @@ def _mean_stages(manifold, p, radius, epsilon, round_to, warn=True):
     center = p["center"]
     cal = calibrate(manifold, p["mechanism"], n=p["n"], center=center, radius=radius, epsilon=epsilon, delta=p["delta"],
                     bound=p["bound"], calibration=p["calibration"], restrict=p["restrict"])
-    gaussian = cal.measurement.delta > 0
-    check_reach(manifold, center, radius, 3.0 * cal.sigma if gaussian else cal.sigma, cal.restricted)
+    if cal.measurement.mechanism in ("riemannian_gaussian", "wrapped_gaussian"):  # a Gaussian tail, with volume growth
+        check_reach(manifold, center, radius, cal.sigma, cal.restricted, gaussian=True)
+    else:
+        check_reach(manifold, center, radius, 3.0 * cal.sigma if cal.measurement.delta > 0 else cal.sigma, cal.restricted)
     return cal, check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius), warn=warn)
 
 
@@ -772,14 +793,19 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
     delta : float, optional
         δ ∈ (0, 1), required by the Gaussian mechanisms; a pure ε-DP release reports
         ``delta = 0`` whatever is given.
-    mechanism : {"laplace", "kng", "tangent_gaussian", "ambient_laplace", "coordinate_laplace", "ambient_gaussian"}
+    mechanism : {"laplace", "kng", "tangent_gaussian", "ambient_laplace", "coordinate_laplace", "ambient_gaussian", "riemannian_gaussian", "wrapped_laplace", "wrapped_gaussian"}
         ``"laplace"``: Riemannian Laplace (Reimherr et al. 2021, Thm 1/3), ``σ = Δ/ε``
         unrestricted when that law is integrable and fits float64, else (or with
         ``restrict=True``) ``σ = 2Δ/ε`` restricted to the ball. ``"kng"``: K-norm gradient (Soto
         et al. 2022, Thm 1). ``"tangent_gaussian"``: Gaussian in a flat chart (SPD log-Euclidean,
         Euclidean; Utpala et al. 2023, Thm 4; needs ``delta``). The ambient ones: Euclidean
         noise on the mean of the embedded records, projected back (baselines on the sphere,
-        SPD and Euclidean; ``"ambient_gaussian"`` needs ``delta``).
+        SPD and Euclidean; ``"ambient_gaussian"`` needs ``delta``). ``"riemannian_gaussian"``:
+        density ``∝ exp(−ρ²/(2σ²))`` around the certified mean (Jiang et al. 2023), ``(ε, δ)``-DP
+        by a numerical privacy profile, the certificate's rule gives μ (GDP); needs ``delta``.
+        ``"wrapped_laplace"`` / ``"wrapped_gaussian"``: ℓ2 K-norm / Gaussian noise added to
+        ``log_center(mean)`` in the tangent space at the public centre, mapped back with ``exp``
+        (non-positively curved spaces only; docs/gaussian_family.md).
     bound : {"tight", "paper"}
         The Lipschitz constant of the sensitivity on positively curved spaces.
     calibration : {"analytic", "classical"}

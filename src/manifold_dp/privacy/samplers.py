@@ -17,7 +17,7 @@ from scipy.special import betainc, betaln, logsumexp
 from .._random import as_generator
 
 __all__ = ["log_concave_envelope", "sample_log_concave", "laplace_radius_log_density",
-           "sample_laplace_radius", "sample_radius_concave_volume", "cap_fraction_argument", "log_cap_fraction",
+           "sample_laplace_radius", "gaussian_radius_log_density", "sample_gaussian_radius", "sample_radius_concave_volume", "cap_fraction_argument", "log_cap_fraction",
            "sample_cap_offset", "metropolis_hastings"]
 
 MAX_ROUNDS = 10_000  # public cap on rejection rounds: a broken envelope raises instead of hanging
@@ -211,6 +211,47 @@ def _laplace_radius_envelope(manifold, sigma, upper):
     flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
     mode = (manifold.dim - 1) * sigma if flat else None
     env, top = log_concave_envelope(log_f, dlog_f, 0.0, upper, mode)
+    return log_f, env, top
+
+
+# --- the Gaussian radius on every radial manifold ------------------------------------------
+
+def gaussian_radius_log_density(manifold, sigma):
+    """``(log_f, dlog_f)`` of the radial law of the Riemannian Gaussian ``∝ e^(−ρ²/(2σ²)) J(ρ)``:
+    concave in ``ρ`` wherever ``log J`` is (sphere, Kendall, hyperbolic, flat), as ``−ρ²/(2σ²)`` is."""
+    if not manifold.radial:
+        raise ValueError(f"{manifold!r} declares no radial volume density (its Laplace sampler is {manifold.laplace_sampler!r})")
+    log_j, slope = manifold.log_volume, manifold.log_volume_slope
+    inv = 1.0 / (sigma * sigma)
+    return (lambda r: log_j(r) - 0.5 * inv * r * r), (lambda r: slope(r) - inv * r)
+
+
+def sample_gaussian_radius(manifold, sigma, size, rng):
+    """Radii ``ρ`` with density ``∝ e^(−ρ²/(2σ²)) J(ρ)`` on the whole ``radial_range``.
+
+    Unbounded flat spaces: ``σ·χ_d`` exactly. Every other radial space: ``sample_log_concave`` from
+    an envelope built once per ``(manifold, σ)`` (exact, acceptance ≥ 0.46 in any dimension).
+    Returns ``(rho, acceptance)``."""
+    rng = as_generator(rng)
+    d = manifold.dim
+    n = int(np.prod(size)) if size is not None else 1
+    shape = () if size is None else size
+    upper = float(manifold.radial_range[1])
+    if tuple(manifold.curvature_bounds) == (0.0, 0.0) and np.isinf(upper):
+        return (sigma * np.sqrt(rng.chisquare(d, size=n))).reshape(shape), 1.0
+    log_f, env, top = _gaussian_radius_envelope(manifold, float(sigma))
+    what = f"Gaussian radius sampler on {manifold!r} (sigma={sigma!r})"
+    rho, acceptance = _sample_from_envelope(log_f, env, top, n, rng, what)
+    return rho.reshape(shape), acceptance
+
+
+@lru_cache(maxsize=256)
+def _gaussian_radius_envelope(manifold, sigma):
+    """``(log_f, envelope, top)`` of the Gaussian radius law (public parameters only)."""
+    log_f, dlog_f = gaussian_radius_log_density(manifold, sigma)
+    flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
+    mode = np.sqrt(max(manifold.dim - 1, 0)) * sigma if flat else None
+    env, top = log_concave_envelope(log_f, dlog_f, 0.0, float(manifold.radial_range[1]), mode)
     return log_f, env, top
 
 

@@ -1,0 +1,289 @@
+"""Numerical privacy profiles of the Riemannian Gaussian law (docs/gaussian_family.md).
+
+The law ``∝ exp(−ρ²(η, x)/(2σ²))`` (Riemannian volume) on a homogeneous space has a normalising
+constant that does not depend on ``η``, so for footpoints ``η, η'`` at distance ``t`` the privacy
+loss of an output ``y`` is ``L = (ρ²(η', y) − ρ²(η, y))/(2σ²)`` and the privacy profile (the
+hockey-stick divergence) is ``δ_t(ε) = E_{y∼P_η}[(1 − e^(ε − L))_+]``. All our spaces are
+symmetric spaces (the geodesic symmetry at the midpoint of ``η, η'`` swaps them), so the profile is
+the same in both directions. Bounds on it, each a function of public values only:
+
+- ``"exact"`` (flat spaces): the Gaussian mechanism's own curve (Balle & Wang 2018).
+- ``"profile"`` (isotropic radial spaces: sphere, hyperbolic, Kendall): quadrature over the radius
+  ``ρ = ρ(η, y)`` and the angle ``θ`` between ``log_η y`` and ``log_η η'`` (independent, ``θ`` with
+  density ``∝ sin^(d−2) θ``), ``ρ(η', y)`` from the haversine form of the law of cosines of
+  curvature ``κmin``, ``S(ρ') = S(ρ − t) + sn(ρ) sn(t) sin²(θ/2)``: exact on constant curvature,
+  an upper bound on ``L`` on Kendall shapes by Toponogov's hinge comparison. For each ``ρ``, ``L``
+  increases with ``θ``: the integrand is zero below ``θ*(ρ)`` (closed form) and smooth above it.
+  Composite Gauss–Legendre on both axes, the radial axis split where ``θ*`` leaves 0 or π; the
+  error is estimated by doubling both resolutions and added, with ``TRUNCATION`` for the mass
+  outside the windows, on the safe side.
+- ``"triangle"`` (affine-invariant SPD): ``ρ(η', y) ≤ ρ + t`` gives ``L ≤ (t² + 2tρ)/(2σ²)``,
+  increasing in ``t`` (the sup is at ``t = Δ``, a proof), and the expectation of
+  ``(1 − e^(ε − L̄(ρ)))_+`` over the radius of the eigenvalue construction, whose density
+  ``∝ ρ^(d−1) e^(−ρ²/2σ²) g(ρ)`` has ``1 ≤ g ≤ e^(B̄(ρ))`` (the Jensen bound of ``spd_sampler``).
+
+The sup over ``t ∈ (0, Δ]`` for ``"profile"`` (a proof, docs/gaussian_family.md §3): since
+``ε ≥ 0``, ``sup_t δ_t(ε) ≤ E[(1 − e^(ε − sup_t L_t))_+]``, and along the geodesic from ``η``
+through ``η'`` the distance ``ρ_t = ρ(γ(t), y)`` is quasi-convex in ``t`` (no interior maximum on
+``[0, Δ]``) — everywhere when ``κ ≤ 0`` (the distance to a point is convex on a Hadamard
+manifold) and, when ``κ > 0``, wherever ``ρ(η, y) < π/(2√κ)`` (by the law of cosines
+``cos ρ_t = A cos(t − φ)``, whose maximum in ``t`` lies where ``cos ρ_0 < 0``). There
+``sup_t L_t = max(0, L_Δ)``, so the profile at ``t = Δ`` is the sup. Beyond ``π/(2√κ)`` the
+triangle inequality ``ρ_t ≤ ρ + t`` bounds ``L`` by ``(Δ² + 2Δρ)/(2σ²)``, a 1-D integral over that
+tail of the radius. On Kendall shapes the comparison distance of curvature ``κmin`` bounds every
+``ρ_t``, and the same argument applies to it.
+
+μ-GDP (Dong, Roth & Su 2022, Cor. 2.13: μ-GDP ⟺ ``δ(ε) ≤ δ_μ(ε)`` for all ``ε ≥ 0``): on a grid
+``0 = ε_0 < … < ε_K`` both sides are monotone, so ``δ(ε_j) ≤ δ_μ(ε_(j+1))`` for every ``j``
+implies the condition on ``[0, ε_K]``. ``ε_K`` is where the profile bound falls below
+``GDP_TAIL``; beyond it the condition is not checked (stated in the certificate's rule).
+"""
+
+from functools import lru_cache
+
+import numpy as np
+from scipy.special import betaln, log_ndtr, logsumexp
+
+from .spd_sampler import _spd_log_bound
+
+__all__ = ["TRUNCATION", "GDP_TAIL", "profile_method", "privacy_profile",
+           "gaussian_delta_mu", "gdp_mu"]
+
+TRUNCATION = 1e-15  # bound on the neglected mass outside the quadrature windows (e^−45 relative)
+GDP_TAIL = 1e-12  # μ is checked for ε up to where the profile falls below this
+_WINDOW = 45.0  # log-density window of the quadrature: nodes where the log density is within 45 of its max
+_GL = np.polynomial.legendre.leggauss(8)
+
+
+def profile_method(manifold):
+    """``"exact"`` on flat spaces (the Gaussian mechanism itself), ``"profile"`` on the other
+    isotropic radial spaces (sphere, hyperbolic: exact; Kendall: a comparison bound, see below),
+    ``"triangle"`` on affine-invariant SPD. A space that is not homogeneous has none
+    (``ValueError``)."""
+    if not manifold.homogeneous:
+        raise ValueError(f"the Riemannian Gaussian calibration needs a homogeneous space, got {manifold!r}")
+    lo, hi = manifold.curvature_bounds
+    if (lo, hi) == (0.0, 0.0):
+        return "exact"
+    if manifold.radial:
+        return "profile"
+    if manifold.laplace_sampler == "spd_log_eigen":
+        return "triangle"
+    raise ValueError(f"no Riemannian Gaussian calibration is known for {manifold!r}")
+
+
+def _composite(a, b, panels):
+    """Composite 8-point Gauss–Legendre nodes and weights on ``[a, b]`` (arrays broadcast)."""
+    x, w = _GL
+    a, b = np.asarray(a, float)[..., None], np.asarray(b, float)[..., None]
+    edges = np.linspace(0.0, 1.0, panels + 1)
+    u = (edges[:-1, None] + (edges[1:] - edges[:-1])[:, None] * (x + 1.0) / 2.0).ravel()
+    wu = ((edges[1:] - edges[:-1])[:, None] * w / 2.0).ravel()
+    return a + (b - a) * u, (b - a) * wu
+
+
+def _radial_log_density(manifold, sigma):
+    """``log f(ρ)`` of the Gaussian radius on a radial space: ``log J(ρ) − ρ²/(2σ²)``."""
+    return lambda r: manifold.log_volume(r) - r * r / (2.0 * sigma * sigma)
+
+
+def _bulk(log_f, upper, sigma, d, growth):
+    """``[lo, hi]`` holding the density where it is within ``_WINDOW`` of its maximum."""
+    hi = min(upper, growth * sigma * sigma + sigma * (np.sqrt(d) + 15.0))
+    grid = np.linspace(0.0, hi, 4001)[1:]
+    with np.errstate(all="ignore"):
+        ld = np.nan_to_num(log_f(grid), nan=-np.inf)
+    keep = np.nonzero(ld > ld.max() - _WINDOW)[0]
+    return float(grid[max(keep[0] - 1, 0)] if keep[0] > 0 else 0.0), float(grid[min(keep[-1] + 1, grid.size - 1)])
+
+
+def _radial_law(manifold, sigma):
+    """``(log f, lo, hi, log Z)``: the Gaussian radius's log density, its quadrature window and
+    its log normalising constant (composite Gauss–Legendre, 64 panels)."""
+    log_f = _radial_log_density(manifold, sigma)
+    growth = max(float(manifold.volume_growth_rate), 0.0)
+    lo, hi = _bulk(log_f, float(manifold.radial_range[1]), sigma, manifold.dim, growth)
+    r, w = _composite(lo, hi, 64)
+    with np.errstate(all="ignore"):
+        return log_f, lo, hi, float(logsumexp(log_f(r) + np.log(w)))
+
+
+def _space_form(kappa):
+    """``(sn, S, S⁻¹)``: ``sn_κ``, the haversine ``S(x) = sn_κ(x/2)²`` and its inverse."""
+    if kappa > 0:
+        R = 1.0 / np.sqrt(kappa)
+        return (lambda x: R * np.sin(x / R), lambda x: (R * np.sin(x / (2 * R))) ** 2,
+                lambda v: 2 * R * np.arcsin(np.minimum(np.sqrt(np.maximum(v, 0.0)) / R, 1.0)))
+    if kappa < 0:
+        c = np.sqrt(-kappa)
+        return (lambda x: np.sinh(c * x) / c, lambda x: (np.sinh(c * x / 2) / c) ** 2,
+                lambda v: 2 * np.arcsinh(c * np.sqrt(np.maximum(v, 0.0))) / c)
+    return (lambda x: x, lambda x: x * x / 4.0, lambda v: 2 * np.sqrt(np.maximum(v, 0.0)))
+
+
+def _profile_once(manifold, t, sigma, epsilon, r_panels, a_panels):
+    """Quadrature of ``δ_t(ε)`` at one resolution; ``t`` shape ``(T,)``, ``ε`` shape ``(E,)``;
+    returns ``(T, E)``. The radial axis is split at ``ρ = |2σ²ε − t²|/(2t)``, where ``θ*(ρ)`` leaves
+    ``0`` or ``π`` (at ``θ = π``, ``ρ' = ρ + t``; at ``θ = 0``, ``ρ' = |ρ − t|``, in every space
+    form): the inner integral is smooth on each piece."""
+    d, kappa = manifold.dim, float(manifold.curvature_bounds[0])  # Toponogov: κmin's law of cosines bounds ρ'
+    sn, S, S_inv = _space_form(kappa)
+    log_f, lo, hi_all, log_z = _radial_law(manifold, sigma)
+    hi = min(hi_all, np.pi / (2.0 * np.sqrt(kappa))) if kappa > 0 else hi_all  # quasi-convexity holds below
+    tail = _triangle_tail(log_f, log_z, max(lo, hi), hi_all, np.asarray(t, float), sigma, np.asarray(epsilon, float), r_panels)
+    if not hi > lo:
+        return tail
+    t = np.asarray(t, float)[:, None, None, None]
+    eps = np.asarray(epsilon, float)[None, :, None, None]
+    cut = np.clip(np.abs(2.0 * sigma * sigma * eps - t * t) / (2.0 * t), lo, hi)[..., 0]  # (T, E, 1)
+    # ρ = cut ± (distance)·u²: the inner integral behaves like |ρ − cut|^(3/2) there, smooth in u
+    u, wu = _composite(0.0, 1.0, r_panels)
+    r1, w1 = cut - (cut - lo) * u * u, (cut - lo) * 2.0 * u * wu
+    r2, w2 = cut + (hi - cut) * u * u, (hi - cut) * 2.0 * u * wu
+    r = np.concatenate([r1, r2], axis=-1)[..., None]  # (T, E, R, 1)
+    with np.errstate(all="ignore"):
+        log_w_rho = log_f(r[..., 0]) + np.log(np.concatenate([w1, w2], axis=-1)) - log_z
+    s2 = r * r + 2.0 * sigma * sigma * eps  # L > ε  ⟺  ρ' > s
+    with np.errstate(all="ignore"):
+        beyond = np.sqrt(s2) >= np.pi / np.sqrt(kappa) if kappa > 0 else np.zeros(s2.shape, bool)
+        sin2 = (S(np.sqrt(s2)) - S(r - t)) / (sn(r) * sn(t))
+    sin2 = np.clip(np.nan_to_num(sin2, nan=1.0), 0.0, 1.0)
+    theta_star = np.where(beyond, np.pi, 2.0 * np.arcsin(np.sqrt(sin2)))
+    if d == 1:  # two directions, θ = 0 and θ = π, each with probability ½
+        th = np.broadcast_to(np.array([0.0, np.pi]), theta_star.shape[:-1] + (2,))
+        lw = np.where(th >= theta_star, np.log(0.5), -np.inf)
+    else:
+        width = np.pi / 2 if d == 2 else float(np.arccos(np.exp(-_WINDOW / (d - 2))))
+        b = np.full(theta_star.shape[:-1], np.pi / 2 + width)
+        a = np.minimum(np.maximum(theta_star[..., 0], np.pi / 2 - width), b)
+        th, wt = _composite(a, b, a_panels)
+        with np.errstate(divide="ignore"):
+            lw = (d - 2) * np.log(np.sin(th)) + np.log(wt) - betaln(0.5, 0.5 * (d - 1))
+    rho2 = S_inv(S(r - t) + sn(r) * sn(t) * np.sin(th / 2.0) ** 2)
+    loss = (rho2 * rho2 - r * r) / (2.0 * sigma * sigma)
+    with np.errstate(all="ignore"):
+        inner = np.where(np.isfinite(lw), -np.expm1(eps - loss) * np.exp(lw), 0.0)
+        inner = np.clip(inner, 0.0, None).sum(axis=-1)  # (T, E, R)
+        return tail + np.sum(np.where(np.isfinite(log_w_rho), inner * np.exp(log_w_rho), 0.0), axis=-1)
+
+
+def _triangle_tail(log_f, log_z, a, b, t, sigma, eps, panels):
+    """``∫_a^b (1 − e^(ε − (t² + 2tρ)/(2σ²)))_+ f(ρ) dρ``, shape ``(T, E)``: the radii where the
+    loss is bounded by the triangle inequality only (``ρ_t ≤ ρ + t``)."""
+    if not b > a:
+        return np.zeros((t.size, eps.size))
+    r, w = _composite(a, b, 4 * panels)
+    loss = (t[:, None, None] ** 2 + 2.0 * t[:, None, None] * r) / (2.0 * sigma * sigma)
+    with np.errstate(all="ignore"):
+        h = np.clip(-np.expm1(eps[None, :, None] - loss), 0.0, None)
+        lw = log_f(r) + np.log(w) - log_z
+    return np.sum(h * np.where(np.isfinite(lw), np.exp(lw), 0.0), axis=-1)
+
+
+@lru_cache(maxsize=512)
+def _profile_cached(manifold, sensitivity, sigma, eps_key):
+    eps = np.array(eps_key, float)
+    t = np.array([sensitivity])  # the sup over t ≤ Δ (module docstring)
+    coarse = _profile_once(manifold, t, sigma, eps, 8, 4)
+    fine = _profile_once(manifold, t, sigma, eps, 16, 8)
+    bound = fine + np.abs(fine - coarse) + TRUNCATION
+    return np.minimum(np.max(bound, axis=0), 1.0)
+
+
+def _triangle_profile(manifold, sensitivity, sigma, eps):
+    """``E[(1 − e^(ε − L̄(ρ)))_+]`` with ``L̄ = (Δ² + 2Δρ)/(2σ²) ≥ L`` (triangle inequality;
+    increasing in ``t``, so ``t = Δ`` is the sup), over the radius law of affine-invariant SPD(k),
+    bounded above by ``∫ h ρ^(d−1) e^(−ρ²/2σ² + B̄) / ∫ ρ^(d−1) e^(−ρ²/2σ²)`` (``1 ≤ g ≤ e^B̄``);
+    doubling error and ``TRUNCATION`` added."""
+    d, k = manifold.dim, manifold.k
+    inv = 1.0 / (2.0 * sigma * sigma)
+    with np.errstate(divide="ignore"):
+        log_den = lambda r: (d - 1) * np.log(r) - inv * r * r
+        log_num = lambda r: log_den(r) + _spd_log_bound(r, k)
+    lo, hi = _bulk(log_num, np.inf, sigma, d, 0.5 * np.sqrt(k * (k * k - 1) / 3.0))
+    out = []
+    for panels in (16, 32):
+        r, w = _composite(lo, hi, panels)
+        with np.errstate(all="ignore"):
+            den = logsumexp(log_den(r) + np.log(w))
+            lw = log_num(r) + np.log(w) - den
+            loss = (sensitivity * sensitivity + 2.0 * sensitivity * r) * inv
+            h = np.clip(-np.expm1(eps[:, None] - loss[None, :]), 0.0, None)
+        out.append(np.sum(h * np.exp(lw)[None, :], axis=-1))
+    coarse, fine = out
+    return np.minimum(fine + np.abs(fine - coarse) + TRUNCATION, 1.0)
+
+
+def privacy_profile(manifold, sensitivity, sigma, epsilon):
+    """An upper bound on ``sup_(t ≤ Δ) δ_t(ε)`` of the Riemannian Gaussian law at scale ``σ``
+    (``epsilon`` a float or an array; see the module docstring for the method and its error).
+    Flat spaces: the Gaussian mechanism's exact curve (Balle & Wang 2018, Thm 8)."""
+    eps = np.atleast_1d(np.asarray(epsilon, float))
+    method = profile_method(manifold)
+    if method == "exact":
+        out = gaussian_delta_mu(sensitivity / sigma, eps)
+    elif method == "profile":
+        out = _profile_cached(manifold, float(sensitivity), float(sigma), tuple(float(e) for e in eps))
+    else:
+        out = _triangle_profile(manifold, float(sensitivity), float(sigma), eps)
+    return out if np.ndim(epsilon) else float(out[0])
+
+
+def gaussian_delta_mu(mu, epsilon):
+    """``δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)`` of μ-GDP (Dong, Roth & Su 2022, Cor. 2.13),
+    vectorised, computed in logs."""
+    mu, eps = np.asarray(mu, float), np.asarray(epsilon, float)
+    first = log_ndtr(-eps / mu + mu / 2.0)
+    second = eps + log_ndtr(-eps / mu - mu / 2.0)
+    with np.errstate(all="ignore"):
+        return np.where(second < first, np.exp(first) * -np.expm1(second - first), 0.0)
+
+
+def _needed_mu(delta, eps):
+    """Per entry, the smallest μ (bisection, rounded up) with ``δ_μ(ε) ≥ δ``."""
+    lo, hi = np.full(delta.shape, 1e-8), np.full(delta.shape, 1e-8)
+    for _ in range(200):
+        short = gaussian_delta_mu(hi, eps) < delta
+        if not short.any():
+            break
+        lo, hi = np.where(short, hi, lo), np.where(short, 2.0 * hi, hi)
+    for _ in range(60):
+        mid = np.sqrt(lo * hi)
+        ok = gaussian_delta_mu(mid, eps) >= delta
+        hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+    return hi
+
+
+def gdp_mu(manifold, sensitivity, sigma, ratio=1.05, rounds=8, tolerance=0.01):
+    """The smallest μ such that the profile bound of ``privacy_profile`` satisfies
+    ``δ(ε_j) ≤ δ_μ(ε_(j+1))`` on a grid ``0 = ε_0 < … < ε_K``: μ-GDP on ``[0, ε_K]`` (module
+    docstring), ``ε_K`` where the profile bound falls below ``GDP_TAIL``. In the tail ``δ_μ`` falls like
+    ``e^(−ε²/(2μ²))``, so a fixed spacing would cost a lot of μ; the grid is geometric (``ratio``)
+    from ``μ/100`` and refined, at most ``rounds`` times, by halving the intervals whose condition
+    needs more than ``1 + tolerance`` times the pointwise μ. The returned μ satisfies every
+    interval's condition whatever the refinement reached. Returns ``(μ, ε_K)``. Flat spaces:
+    ``Δ/σ`` exactly."""
+    if profile_method(manifold) == "exact":
+        return float(sensitivity / sigma), np.inf
+    guess = sensitivity / sigma
+    top = 2.0 * guess
+    while gaussian_delta_mu(4.0 * guess, top) > GDP_TAIL and top < 1e4:  # generous: μ is rarely 4× Δ/σ
+        top *= 1.5
+    count = int(np.ceil(np.log(top / (0.01 * guess)) / np.log(ratio)))
+    eps = np.concatenate([[0.0], 0.01 * guess * ratio ** np.arange(count + 1)])
+    delta = privacy_profile(manifold, sensitivity, sigma, eps)
+    for _ in range(rounds):
+        pointwise = float(np.max(_needed_mu(np.where(delta >= GDP_TAIL, delta, 0.0), np.maximum(eps, 1e-300))))
+        keep = delta[:-1] >= GDP_TAIL  # the range that is certified
+        short = keep & (delta[:-1] > gaussian_delta_mu(pointwise * (1.0 + tolerance), eps[1:]))
+        if not short.any():
+            break
+        mid = 0.5 * (eps[:-1] + eps[1:])[short]
+        eps = np.concatenate([eps, mid])
+        delta = np.concatenate([delta, privacy_profile(manifold, sensitivity, sigma, mid)])
+        order = np.argsort(eps)
+        eps, delta = eps[order], delta[order]
+    keep = delta[:-1] >= GDP_TAIL
+    keep[0] = True
+    mu = float(np.max(_needed_mu(delta[:-1][keep], eps[1:][keep])) * (1.0 + 1e-9))
+    return mu, float(eps[1:][keep][-1])
