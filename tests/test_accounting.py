@@ -330,3 +330,30 @@ def test_a_fixed_seed_with_an_accountant_is_warned():
         _w.simplefilter("error", ReleaseWarning)  # OS entropy, or a seed without an accountant: no warning
         private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=0.5, accountant=PrivacyAccountant(1.0))
         private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=0.5, rng=3)
+
+
+def test_slack_events_spend_delta_and_are_validated():
+    from dp_accounting import dp_event
+    from manifold_dp.privacy.accounting import slack_dp_event
+
+    acc = PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    acc.charge(dp_event.ComposedDpEvent([gaussian_dp_event(5.0), slack_dp_event(4e-7)]))
+    eps_with, delta_with = acc.spent()
+    alone = PrivacyAccountant(epsilon=1.0, delta=1e-6)
+    alone.charge(gaussian_dp_event(5.0))
+    # the Gaussian part is accounted at δ − 4e-7: a larger ε than with the whole δ
+    assert delta_with == 1e-6 and eps_with > alone.spent()[0]
+    from manifold_dp.privacy.accounting import gaussian_epsilon
+
+    assert abs(eps_with - gaussian_epsilon(5.0, 6e-7)) < 1e-9
+    # slack alone beyond the δ budget does not fit; pure releases with slack need δ > 0
+    assert not acc.can_spend(slack_dp_event(7e-7))
+    assert not PrivacyAccountant(epsilon=1.0).can_spend(slack_dp_event(1e-12))
+    pure_only = PrivacyAccountant(epsilon=1.0, delta=1e-9)
+    pure_only.charge(dp_event.ComposedDpEvent([pure_dp_event(0.5), slack_dp_event(1e-10)]))
+    assert pure_only.spent() == (pytest.approx(0.5), 1e-9)
+    from manifold_dp.privacy.accounting import SlackDpEvent
+
+    for bad in (SlackDpEvent(-1e-9), SlackDpEvent(float("nan")), SlackDpEvent(1.0)):
+        with pytest.raises(ValueError):
+            acc.charge(bad)

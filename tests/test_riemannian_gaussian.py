@@ -212,8 +212,25 @@ def test_gdp_envelope(sphere_measurement):
     smaller = 0.985 * mu
     env2 = stats.norm.cdf(-eps / smaller + smaller / 2) - np.exp(eps) * stats.norm.cdf(-eps / smaller - smaller / 2)
     assert np.any(prof > env2)
-    assert sphere_measurement.event == gaussian_dp_event(math.nextafter(1.0 / mu, 0.0))
+    # charged as μ-GDP composed with a (0, τ') part, τ' = 1e-12/(1 − δ_μ(0)), δ_μ(0) = 2Φ(μ/2) − 1
+    from dp_accounting import dp_event
+    from manifold_dp.privacy.accounting import SlackDpEvent
+
+    tau = 1e-12 / (1.0 - (2.0 * stats.norm.cdf(mu / 2.0) - 1.0))
+    assert sphere_measurement.event == dp_event.ComposedDpEvent(
+        [gaussian_dp_event(math.nextafter(1.0 / mu, 0.0)), SlackDpEvent(tau)])
+    # that pair's profile τ' + (1 − τ')δ_μ(ε) covers the profile bound plus 1e-12 at every ε ≥ 0
+    eps = np.linspace(0.0, 10.0, 401)
+    env = stats.norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
+    assert np.all(tau + (1 - tau) * env >= env + 1e-12 - 1e-16)
+    assert np.all(gdp.privacy_profile(Sphere(2), SENS, sigma, eps) <= np.maximum(env, 1e-12) * (1 + 1e-9))
     assert f"μ = {mu:.6g}" in sphere_measurement.scale_rule
+
+
+def test_flat_riemannian_gaussian_is_charged_as_the_gaussian_mechanism():
+    meas = measurements.riemannian_gaussian(Euclidean(3), SENS, EPS, DELTA)
+    assert meas.gdp_slack == 0.0
+    assert meas.event == gaussian_dp_event(math.nextafter(meas.scale / SENS, 0.0))
 
 
 @pytest.mark.parametrize("k", [1, 10, 100])
@@ -228,13 +245,14 @@ def test_composition_matches_dp_accounting(k, sphere_measurement):
     for _ in range(k):
         acc.charge(sphere_measurement.event)
     ours = acc.spent()[0]
+    rest = delta - k * sphere_measurement.gdp_slack  # the (0, τ') parts are composed by adding their δ
     pld = PLDAccountant(NeighboringRelation.REPLACE_ONE)
     pld.compose(dp_event.GaussianDpEvent(2.0 / mu), count=k)  # REPLACE_ONE models a sensitivity of 2
     rdp = RdpAccountant()  # RDP of a Gaussian of multiplier z at sensitivity 1: α/(2z²), here z = 1/μ
     rdp.compose(dp_event.GaussianDpEvent(1.0 / mu), count=k)
-    assert ours <= pld.get_epsilon(delta) <= ours * (1 + 1e-2) + 1e-3
-    assert ours <= rdp.get_epsilon(delta) <= 1.5 * ours + 1.0  # RDP's conversion to (ε, δ) is looser
-    assert ours == pytest.approx(gaussian_epsilon(1.0 / (mu * math.sqrt(k)), delta), rel=1e-9)  # μ√k-GDP
+    assert ours <= pld.get_epsilon(rest) <= ours * (1 + 1e-2) + 1e-3
+    assert ours <= rdp.get_epsilon(rest) <= 1.5 * ours + 1.0  # RDP's conversion to (ε, δ) is looser
+    assert ours == pytest.approx(gaussian_epsilon(1.0 / (mu * math.sqrt(k)), rest), rel=1e-9)  # μ√k-GDP
 
 
 def test_pipeline_release_and_certificate():
@@ -299,8 +317,9 @@ def test_every_new_event_composes_in_one_accountant(sphere_measurement):
     eps, delta = acc.spent()
     # the accountant's bound (b): Σ pure ε + the exact ε of the Gaussians' joint μ (μ² adds up); μ = 2/multiplier
     mu = math.hypot(sphere_measurement.gdp_mu, 2.0 / events[2].noise_multiplier)
-    assert 0.5 < eps <= 0.5 + gaussian_epsilon(1 / mu, 1e-5) * (1 + 1e-9)
-    assert delta == 1e-5 and len(acc.events) == 3
+    rest = 1e-5 - sphere_measurement.gdp_slack
+    assert 0.5 < eps <= 0.5 + gaussian_epsilon(1 / mu, rest) * (1 + 1e-9)
+    assert delta == 1e-5 and len(acc.events) == 4  # the sphere's Gaussian part and its (0, τ') part, Laplace, Gaussian
 
 
 @pytest.mark.parametrize("m", [KendallShape2D(4), Sphere(3), Hyperbolic(3)], ids=repr)
@@ -320,3 +339,23 @@ def test_profile_bound_against_monte_carlo_at_a_large_distance(m):
     assert np.all(bound >= mc - 4 * se)
     if tuple(m.curvature_bounds)[0] == tuple(m.curvature_bounds)[1]:
         assert np.all(bound <= mc + 4 * se + 1e-9)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.1])
+def test_spd_triangle_calibration_refuses_cleanly_where_it_cannot_certify(epsilon):
+    # at large σ the triangle/Jensen bound on SPD-AI certifies nothing useful: a ValueError quoting
+    # parameters (never an IndexError, a division by zero or a numpy RuntimeWarning), before any charge
+    import warnings
+
+    acc = PrivacyAccountant(10.0, 1e-3)
+    m = SPDAffineInvariant(2)
+    X = m.random_point(np.eye(2), 0.5, size=10, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="wrapped_gaussian"):
+            private_frechet_mean(X, m, center=np.eye(2), radius=0.75, epsilon=epsilon, delta=1e-5,
+                                 mechanism="riemannian_gaussian", accountant=acc)
+    assert acc.events == ()
+    # μ too loose to compose (Δ = 0.3, ε = 0.5 gives μ ≈ 16.7): refused by the constructor itself
+    with pytest.raises(ValueError, match="too loose to compose"):
+        measurements.riemannian_gaussian(m, 0.3, 0.5, 1e-5)

@@ -53,12 +53,13 @@ fixed in advance — admits and reports by the smaller of (a) and (b).
 import copy
 import math
 import threading
+from dataclasses import dataclass
 
 from .._validation import _is_real, check_delta, check_epsilon, check_positive
 from .calibration import gaussian_delta
 
-__all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "gaussian_epsilon",
-           "PrivacyAccountant", "check_accountant"]
+__all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "slack_dp_event", "gaussian_epsilon",
+           "PrivacyAccountant", "check_accountant", "SlackDpEvent"]
 
 PLD_DISCRETIZATION = 1e-4  # value_discretization_interval of the PLD accountant (its default)
 MAX_PURE_EPSILON = 700.0  # 2/(1+e^ε) stays a normal float64 up to here
@@ -99,6 +100,28 @@ def gaussian_dp_event(noise_multiplier):
     from dp_accounting import dp_event
 
     return dp_event.GaussianDpEvent(noise_multiplier=2.0 * noise_multiplier)
+
+
+@dataclass(frozen=True)
+class SlackDpEvent:
+    """A ``(0, δ)``-DP part of a release (``slack_dp_event``). ``dp_accounting`` has no event for
+    it, so this accountant composes it itself, by adding the ``δ``'s; it may sit inside a
+    ``dp_accounting`` ``ComposedDpEvent``."""
+
+    delta: float
+
+
+def slack_dp_event(delta):
+    """The event of a ``(0, δ)``-DP part of a release: ``SlackDpEvent(δ)``.
+
+    A release whose privacy profile is within an additive ``τ`` of a μ-GDP curve (a numerical
+    calibration whose check stops where the profile falls below ``τ``: ``gdp.gdp_mu``) is charged
+    as the composition of the Gaussian event and this one with ``δ = τ/(1 − δ_μ(0))``: that pair's
+    profile ``δ + (1 − δ)·δ_μ(ε)`` is ``≥ δ_μ(ε) + τ`` for every ``ε ≥ 0``. The accountant adds the
+    ``δ``'s of such events to what it spends (basic composition of the ``(0, δ)`` parts)."""
+    if not (_is_real(delta) and 0 < delta < 1):
+        raise ValueError(f"delta must be a real number in (0, 1), got {delta!r}")
+    return SlackDpEvent(float(delta))
 
 
 def gaussian_epsilon(noise_multiplier, delta):
@@ -154,8 +177,12 @@ def _leaf_events(event):
         if not (_is_real(m) and math.isfinite(m) and m > 0):
             raise ValueError(f"GaussianDpEvent.noise_multiplier must be a finite number > 0, got {m!r}")
         return [event]
+    if kind is SlackDpEvent:
+        if not (_is_real(event.delta) and 0 < event.delta < 1):
+            raise ValueError(f"SlackDpEvent.delta must be a real number in (0, 1), got {event.delta!r}")
+        return [event]
     raise TypeError(
-        "event must be built by pure_dp_event or gaussian_dp_event (or be a ComposedDpEvent of such events), "
+        "event must be built by pure_dp_event, gaussian_dp_event or slack_dp_event (or be a ComposedDpEvent of such events), "
         f"got {kind.__name__}"
     )
 
@@ -171,16 +198,21 @@ class _Composition:
     at δ = 0 (a composition of RR has privacy loss ``Σ ε_i`` with positive probability, and a
     Gaussian's is unbounded) and when every release is Gaussian ((b) is then exact)."""
 
-    def __init__(self, delta, pure=(), mu_squares=(), pure_pld=None, tight=False):
+    def __init__(self, delta, pure=(), mu_squares=(), pure_pld=None, tight=False, slack=()):
         self.delta, self.pure, self.mu_squares, self._pure_pld = delta, tuple(pure), tuple(mu_squares), pure_pld
+        self.slack = tuple(slack)  # the δ's of (0, δ) parts (slack_dp_event), composed by summing
+        self.rest = delta - math.fsum(self.slack)  # the δ left for the pure and Gaussian parts
         self.tight = tight  # whether bound (a) may be used (releases fixed in advance)
         self._spent = None  # computed on first use: bound (a) can take a second for a large total μ
 
     def extended(self, leaves):
         from dp_accounting import dp_event
 
-        pure, mu_squares, pure_pld = list(self.pure), list(self.mu_squares), None
+        pure, mu_squares, pure_pld, slack = list(self.pure), list(self.mu_squares), None, list(self.slack)
         for leaf in leaves:
+            if isinstance(leaf, SlackDpEvent):
+                slack.append(leaf.delta)
+                continue
             if isinstance(leaf, dp_event.GaussianDpEvent):
                 mu_squares.append(_gaussian_mu(leaf) ** 2)
                 continue
@@ -188,7 +220,7 @@ class _Composition:
             if self.delta > 0 and self.tight:
                 pure_pld = self._copied_pld() if pure_pld is None else pure_pld
                 pure_pld.compose(leaf, count=1)  # one at a time: upstream ignores count for RR events
-        return _Composition(self.delta, pure, mu_squares, self._pure_pld if pure_pld is None else pure_pld, self.tight)
+        return _Composition(self.delta, pure, mu_squares, self._pure_pld if pure_pld is None else pure_pld, self.tight, slack)
 
     def _copied_pld(self):
         from dp_accounting import NeighboringRelation
@@ -206,16 +238,16 @@ class _Composition:
 
             mu = math.sqrt(math.fsum(self.mu_squares))
             pld.compose(dp_event.GaussianDpEvent(noise_multiplier=2.0 / mu), count=1)
-        return float(pld.get_epsilon(self.delta))
+        return float(pld.get_epsilon(self.rest)) if self.rest > 0 else math.inf
 
     def basic_epsilon(self):
         """Bound (b): ``Σ ε_i`` plus the exact ε at ``delta`` of the Gaussians' μ-GDP."""
         pure = math.fsum(self.pure)
+        if self.rest < 0 or (self.mu_squares and self.rest <= 0):
+            return math.inf
         if not self.mu_squares:
             return pure
-        if self.delta <= 0:
-            return math.inf
-        return pure + gaussian_epsilon(1.0 / math.sqrt(math.fsum(self.mu_squares)), self.delta)
+        return pure + gaussian_epsilon(1.0 / math.sqrt(math.fsum(self.mu_squares)), self.rest)
 
     def spent(self):
         """``(ε, δ')``: the smaller ε of the two bounds; ``δ' = 0`` where it holds at δ = 0
@@ -230,10 +262,10 @@ class _Composition:
         return self.basic_epsilon() <= limit or self.spent()[0] <= limit
 
     def _smaller_bound(self):
-        if not (self.pure or self.mu_squares):
+        if not (self.pure or self.mu_squares or self.slack):
             return 0.0, 0.0
-        basic = (self.basic_epsilon(), self.delta if self.mu_squares else 0.0)
-        if self.delta <= 0 or not self.pure or not self.tight:
+        basic = (self.basic_epsilon(), self.delta if (self.mu_squares or self.slack) else 0.0)
+        if self.rest <= 0 or not self.pure or not self.tight:
             return basic
         pld_epsilon = self.pld_epsilon()
         return (pld_epsilon, self.delta) if pld_epsilon < basic[0] else basic

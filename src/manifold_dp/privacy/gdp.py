@@ -209,9 +209,11 @@ def _triangle_profile(manifold, sensitivity, sigma, eps):
             lw = log_num(r) + np.log(w) - den
             loss = (sensitivity * sensitivity + 2.0 * sensitivity * r) * inv
             h = np.clip(-np.expm1(eps[:, None] - loss[None, :]), 0.0, None)
-        out.append(np.sum(h * np.exp(lw)[None, :], axis=-1))
+            out.append(np.sum(np.where(np.isfinite(lw)[None, :], h * np.exp(lw)[None, :], 0.0), axis=-1))
     coarse, fine = out
-    return np.minimum(fine + np.abs(fine - coarse) + TRUNCATION, 1.0)
+    with np.errstate(all="ignore"):  # a window that left float64 gives NaN: it certifies nothing
+        bound = fine + np.abs(fine - coarse) + TRUNCATION
+    return np.minimum(np.where(np.isnan(bound), 1.0, bound), 1.0)
 
 
 def privacy_profile(manifold, sensitivity, sigma, epsilon):

@@ -86,19 +86,25 @@ class Measurement:
     restricted: bool = False  # whether the law lives on the public ball B_r(center)
     certified: bool = True  # False for a paper calibration below the proven scale (``paper_variant``): never release it
     gdp_mu: float | None = None  # μ-GDP of a law whose privacy loss is not the Gaussian mechanism's (Riemannian Gaussian)
+    gdp_slack: float = 0.0  # additive δ its μ-GDP claim needs (a numerical check that stops at a tail; ``slack_dp_event``)
 
     @property
     def event(self):
         """The release as a ``dp_accounting`` event (``privacy.accounting``); an uncertified
         measurement has none (``ValueError``), so charging it fails before any data are read."""
-        from .accounting import gaussian_dp_event, pure_dp_event
+        from .accounting import gaussian_dp_event, pure_dp_event, slack_dp_event
 
         if not self.certified:
             raise ValueError(f"the {self.title!r} measurement is not certified (a paper calibration below the proven "
                              "scale): it has no privacy guarantee and must not be released")
 
         if self.gdp_mu is not None:  # μ-GDP is dominated by the Gaussian mechanism of multiplier 1/μ
-            return gaussian_dp_event(math.nextafter(1.0 / self.gdp_mu, 0.0))  # rounded to charge at least μ
+            gauss = gaussian_dp_event(math.nextafter(1.0 / self.gdp_mu, 0.0))  # rounded to charge at least μ
+            if self.gdp_slack > 0:
+                from dp_accounting import dp_event
+
+                return dp_event.ComposedDpEvent([gauss, slack_dp_event(self.gdp_slack)])
+            return gauss
         if self.delta > 0:
             return gaussian_dp_event(self.scale / self.sensitivity)
         return pure_dp_event(self.epsilon)
@@ -132,6 +138,7 @@ def laplace(manifold: Manifold, sensitivity: float, epsilon: float, *, restrict_
     restricted = restrict_to is not None
     sigma = pure_scale(sensitivity, epsilon, footpoint_free=manifold.homogeneous and not restricted)
     law = RiemannianLaplace(manifold, sigma, restrict_to=restrict_to)
+    law.check_samplable()
     if restricted:
         law.check_restricted_feasible()
         rule = "σ = 2Δ/ε (restricted to the ball: normalising constant depends on the footpoint)"
@@ -266,6 +273,7 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
         sigma = gaussian_scale(sensitivity, epsilon, delta, "analytic")
         mu, reach = sensitivity / sigma, np.inf
         rule = "analytic Gaussian σ for (ε, δ) and Δ (flat space: the law is the Gaussian mechanism); μ = Δ/σ"
+        slack = 0.0
     else:
         sigma = _profile_sigma(manifold, sensitivity, epsilon, delta)
         mu, reach = gdp.gdp_mu(manifold, sensitivity, sigma)
@@ -273,8 +281,16 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
                "footpoint distances t ≤ Δ (quasi-convexity of the distance; triangle bound beyond a quarter circle), "
                "quadrature error added" if method == "profile" else
                "triangle bound δ(ε) ≤ E[(1 − e^(ε − (Δ² + 2Δρ)/(2σ²)))_+] over the radius law (Jensen bound of its density)")
+        # beyond ε_K the profile is below GDP_TAIL: μ-GDP up to an additive GDP_TAIL, charged as a (0, δ) part
+        room = 1.0 - float(gdp.gaussian_delta_mu(mu, 0.0))
+        if not room > 1e-3:  # μ ≳ 6.6: no useful μ-GDP event (the triangle bound on SPD-AI at large σ)
+            raise ValueError(f"the Riemannian Gaussian on {manifold!r} at epsilon={epsilon!r}, delta={delta!r} is certified "
+                             f"only as μ-GDP with μ = {mu:.3g} ({method} bound), too loose to compose; use a larger epsilon, "
+                             "a smaller radius, or mechanism='wrapped_gaussian' (exact on Hadamard spaces)")
+        slack = gdp.GDP_TAIL / room
         rule = (f"smallest σ (bisection, rounded up) with the {how} ≤ δ; μ = {mu:.6g} "
-                f"(profile below the μ-GDP curve for ε ≤ {reach:.3g}, where it falls below {gdp.GDP_TAIL:g})")
+                f"(profile below the μ-GDP curve for ε ≤ {reach:.3g}, where it falls below {gdp.GDP_TAIL:g}; "
+                f"charged as μ-GDP composed with a (0, {slack:.3g}) part)")
     law = RiemannianGaussian(manifold, sigma)
     law.check_samplable()
     sampler = ("eigenvalue construction (Said et al. 2017), two-stage rejection" if not manifold.radial
@@ -283,14 +299,19 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
                        f"Jiang et al. 2023 (Riemannian Gaussian law); privacy by {method} calibration "
                        "(docs/gaussian_family.md); μ-GDP: Dong, Roth & Su 2022, Cor. 2.13",
                        epsilon, delta, sensitivity, _finite(sigma, epsilon), rule + f"; μ-GDP with μ = {mu:.6g}", "none",
-                       f"exact ({sampler})", "frechet_mean", law, gdp_mu=float(mu))
+                       f"exact ({sampler})", "frechet_mean", law, gdp_mu=float(mu), gdp_slack=slack)
 
 
 def _profile_sigma(manifold, sensitivity, epsilon, delta):
     """The smallest ``σ`` (to the bisection's resolution, on the safe side) whose profile bound
     (``gdp.privacy_profile``) is ``≤ δ`` at ``ε``. The value returned is one at which the bound
     was checked, whether or not the bound is monotone in ``σ``."""
-    ok = lambda s: gdp.privacy_profile(manifold, sensitivity, s, epsilon) <= delta
+    def ok(s):  # a bound the quadrature cannot produce (its window left float64) certifies nothing
+        try:
+            return bool(gdp.privacy_profile(manifold, sensitivity, s, epsilon) <= delta)
+        except (ValueError, IndexError, FloatingPointError):
+            return False
+
     start = gaussian_scale(sensitivity, epsilon, delta, "analytic")  # the flat space's σ: a bracket
     lo, hi = 0.5 * start, 2.0 * start
     for _ in range(60):
@@ -299,7 +320,8 @@ def _profile_sigma(manifold, sensitivity, epsilon, delta):
         lo, hi = hi, 2.0 * hi
     else:
         raise ValueError(f"no noise scale up to {hi:.3g} makes the Riemannian Gaussian (epsilon={epsilon!r}, "
-                         f"delta={delta!r}) private on {manifold!r}")
+                         f"delta={delta!r}) private on {manifold!r} by its calibration; use a larger epsilon or a smaller radius"
+                         + (", or mechanism='wrapped_gaussian'" if gdp.profile_method(manifold) == "triangle" else ""))
     for _ in range(60):
         if not ok(lo) or lo < 1e-300:
             break

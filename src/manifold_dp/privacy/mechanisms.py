@@ -16,7 +16,7 @@ from ..manifolds.matrix import eig_apply, sqrtm_spd, sym
 from ..stats.frechet import riemannian_gradient
 from .samplers import (MAX_ROUNDS, cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
                        sample_gaussian_radius, sample_laplace_radius, sample_radius_concave_volume)
-from .spd_sampler import sample_spd_gaussian_log_eigen, sample_spd_log_eigen, spd_gaussian_acceptance
+from .spd_sampler import sample_spd_gaussian_log_eigen, sample_spd_log_eigen, spd_gaussian_acceptance, spd_sampler_acceptance
 from .sensitivity import hessian_lower_bound
 
 __all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise", "RiemannianGaussian", "WrappedNoise",
@@ -152,6 +152,20 @@ class RiemannianLaplace:
     @property
     def sigma_limit(self):
         return self.manifold.laplace_sigma_limit
+
+    def check_samplable(self):
+        """Raise ``ValueError`` (public parameters only) where the exact affine-invariant SPD sampler
+        would refuse at draw time (its public pilot acceptance < 1e-3): the release path calls this
+        while calibrating, before any accountant is charged."""
+        m = self.manifold
+        if m.laplace_sampler != "spd_log_eigen":
+            return
+        rho_max = np.inf if self.restrict_to is None else 2.0 * self.restrict_to[1]
+        pilot = spd_sampler_acceptance(m.k, float(self.sigma), float(rho_max))
+        if pilot < 1e-3:
+            raise ValueError(f"the exact affine-invariant Laplace sampler for {m!r} accepts about {pilot:.1e} of its "
+                             f"proposals at sigma={self.sigma:.4g}; use a larger epsilon or n, a smaller radius, or the "
+                             "log-Euclidean metric")
 
     @property
     def integrable(self):
