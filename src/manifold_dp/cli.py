@@ -26,7 +26,7 @@ from .privacy.release import MECHANISMS, private_frechet_mean
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
 
 MANIFOLD_NAMES = tuple(REGISTRY)
-EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch")  # import names of the [experiments] extra
+EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch", "pyriemann")  # import names of the [experiments] extra
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
 DELTA_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # (ε, δ)-DP: they need --delta

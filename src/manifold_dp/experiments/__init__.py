@@ -1,4 +1,6 @@
-"""The papers' experiments (docs/theory.md §6), one module per figure, and the report that gathers them.
+"""The papers' experiments (docs/theory.md §6), one module per figure, the new results of issue 16
+(``composition``, ``mdm``, ``wrapped``, ``tangent_pca``, ``j23_gaussian``: their verdict is our claim,
+``_findings``), and the report that gathers them.
 
 Each module has ``ID``, ``TITLE``, ``CLAIM``, ``PROFILES`` (``quick``/``full`` configs), a pure
 ``run(config, rng) -> results`` and ``report(results, config, out_dir) -> ExperimentResult``.
@@ -9,16 +11,21 @@ from pathlib import Path
 
 import numpy as np
 
-from . import r21_f2, r21_sphere, r21_spd, s22_f1, s22_kendall, u23_descriptors, u23_f1, u23_f4
+from . import (composition, j23_gaussian, mdm, r21_f2, r21_sphere, r21_spd, s22_f1, s22_kendall, tangent_pca, u23_descriptors, u23_f1,
+               u23_f4, wrapped)
 from .report import write_report
 
-MODULES = [r21_spd, r21_sphere, r21_f2, s22_f1, s22_kendall, u23_f1, u23_descriptors, u23_f4]
+# new results of issue 16 come after the reproductions: appending keeps every earlier module's seed
+MODULES = [r21_spd, r21_sphere, r21_f2, s22_f1, s22_kendall, u23_f1, u23_descriptors, u23_f4, composition, mdm, wrapped,
+           tangent_pca, j23_gaussian]
 ALIASES = {
     "r21-f1ab": r21_spd, "r21-f1a": r21_spd, "r21-f1b": r21_spd,
     "r21-f1cd": r21_sphere, "r21-f1c": r21_sphere, "r21-f1d": r21_sphere,
     "r21-f2": r21_f2, "s22-f1": s22_f1, "s22-f1a": s22_f1, "s22-f1b": s22_f1,
     "s22-f23": s22_kendall, "s22-f2": s22_kendall, "s22-f3": s22_kendall,
     "u23-f1": u23_f1, "u23-f23": u23_descriptors, "u23-f2": u23_descriptors, "u23-f3": u23_descriptors, "u23-f4": u23_f4,
+    "comp": composition, "composition": composition, "mdm": mdm, "wrap": wrapped, "wrapped": wrapped,
+    "tpca": tangent_pca, "tangent-pca": tangent_pca, "j23": j23_gaussian, "j23-gaussian": j23_gaussian,
 }
 
 

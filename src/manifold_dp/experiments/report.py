@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ._common import VERDICTS
+from ._findings import is_finding
 
 TITLE = "manifold_dp — reproduction of the papers' experiments"
 PAPERS = {
@@ -25,6 +26,8 @@ PAPERS = {
     "U23": ("S. Utpala, P. Vepakomma, N. Miolane. Differentially Private Fréchet Mean on the Manifold of Symmetric "
             "Positive Definite (SPD) Matrices with log-Euclidean Metric. Transactions on Machine Learning Research, "
             "02/2023; arXiv:2208.04245."),
+    "J23": ("Y. Jiang, X. Chang, Y. Liu, L. Ding, L. Kong, B. Jiang. Gaussian Differential Privacy on Riemannian "
+            "Manifolds. Advances in Neural Information Processing Systems 36 (NeurIPS 2023); arXiv:2311.10101."),
 }
 HOW_TO_READ = (
     "Each experiment re-runs one figure or claim of a paper; its code names the paper (R21, S22, U23 below) and the "
@@ -36,7 +39,9 @@ HOW_TO_READ = (
     "the text is computed by this run, except those labelled as the paper's. In the figures one colour is one "
     "mechanism throughout; solid lines are certified, dash-dot lines the paper's calibration where it is still "
     "private (only noisier), dotted lines the paper's calibration where it is not certified, dashed lines "
-    "extrapolated; bands are ±2 standard errors of the mean.")
+    "extrapolated; bands are ±2 standard errors of the mean. Experiments whose verdict begins with \"new result\" "
+    "are not reproductions: they test a claim of ours (issue 16), their verdict states that claim with the numbers "
+    "this run measured, and the paper column gives a paper's number only where a paper states one.")
 VERDICT_MEANING = {
     VERDICTS[0]: "the claim holds under the certified calibration",
     VERDICTS[1]: "the claim holds with the paper's noise scale but not with a certified one",
@@ -90,16 +95,41 @@ def _data_sets(results):
     return seen
 
 
+def _claim_label(result):
+    return "Claim tested (a new result)" if is_finding(result) else "Paper's claim"
+
+
+def _table(result):
+    """The result's table (``data["table"]``: caption, columns, rows), or ``None``."""
+    table = result.data.get("table") if isinstance(result.data, dict) else None
+    return table if table and table.get("rows") else None
+
+
+def _markdown_table(table):
+    out = [f"*{table['caption']}*", "", "| " + " | ".join(_cell(c) for c in table["columns"]) + " |",
+           "|" + " --- |" * len(table["columns"])]
+    return out + ["| " + " | ".join(_cell(v) for v in row) + " |" for row in table["rows"]] + [""]
+
+
+def _html_data_table(table):
+    e = html.escape
+    head = "".join(f"<th>{e(str(c))}</th>" for c in table["columns"])
+    body = "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in row) + "</tr>" for row in table["rows"])
+    return f"<table><caption>{e(table['caption'])}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def _markdown(results, profile, seed):
     md = [f"# {TITLE}", "", _header(profile, seed, results), "", "## How to read this report", "", HOW_TO_READ, "",
           "Verdicts: " + "; ".join(f"**{v}**: {m}" for v, m in VERDICT_MEANING.items()) + ".", "",
           "Papers: " + "; ".join(f"**{code}** = {ref.rstrip('.')}" for code, ref in PAPERS.items()) + ".", "",
           "## Summary", "", markdown_table(summary_rows(results)), ""]
     for r in results:
-        md += [f"## {r.id}: {r.title}", "", f"**Paper's claim.** {r.paper_claim}", "", f"**Verdict: {r.verdict}.**", "",
+        md += [f"## {r.id}: {r.title}", "", f"**{_claim_label(r)}.** {r.paper_claim}", "", f"**Verdict: {r.verdict}.**", "",
                f"- **Paper:** {r.paper_value}",
                f"- **Ours:** under the paper's calibration, {r.paper_calibration}; certified, {r.certified}", "",
                r.explanation, ""]
+        if _table(r):
+            md += _markdown_table(_table(r))
         for f in r.figures:
             md += [f"![{r.id}]({f})", "", f"*{r.captions.get(f, '')}*", ""]
         md += [f"Data: {r.data_note} Run time {r.seconds:.1f} s.", ""]
@@ -128,10 +158,12 @@ def _html(results, profile, seed, out_dir):
              "<p>Papers: " + "; ".join(f"<b>{e(c)}</b> = {e(ref.rstrip('.'))}" for c, ref in PAPERS.items()) + ".</p>",
              "<h2>Summary</h2>", _html_table(summary_rows(results))]
     for r in results:
-        parts += [f"<h2>{e(r.id)}: {e(r.title)}</h2>", f"<p><b>Paper's claim.</b> {e(r.paper_claim)}</p>",
+        parts += [f"<h2>{e(r.id)}: {e(r.title)}</h2>", f"<p><b>{_claim_label(r)}.</b> {e(r.paper_claim)}</p>",
                   f"<p class='verdict'>Verdict: {e(r.verdict)}.</p>",
                   f"<ul><li><b>Paper:</b> {e(r.paper_value)}</li><li><b>Ours:</b> under the paper's calibration, "
                   f"{e(r.paper_calibration)}; certified, {e(r.certified)}</li></ul>", f"<p>{e(r.explanation)}</p>"]
+        if _table(r):
+            parts.append(_html_data_table(_table(r)))
         for f in r.figures:
             data = base64.b64encode((out_dir / f).read_bytes()).decode()
             parts.append(f"<figure><img alt='{e(r.id)}: {e(f)}' src='data:image/png;base64,{data}'>"
