@@ -359,3 +359,45 @@ def test_spd_triangle_calibration_refuses_cleanly_where_it_cannot_certify(epsilo
     # μ too loose to compose (Δ = 0.3, ε = 0.5 gives μ ≈ 16.7): refused by the constructor itself
     with pytest.raises(ValueError, match="too loose to compose"):
         measurements.riemannian_gaussian(m, 0.3, 0.5, 1e-5)
+
+
+def test_sensitivity_beyond_the_diameter_is_capped_not_wrapped_around():
+    # regression (adversarial review): Kendall shapes with n = 1 give Δ ≈ 2π + 0.03; the law of cosines is
+    # periodic, so evaluating it at t = Δ calibrated σ = 0.077 (distinguishable every time). Footpoints are
+    # never farther apart than the diameter π/2: σ at Δ = 6.31 equals σ at Δ = π/2, and the Monte Carlo δ of
+    # the loss between boundary footpoints 2r apart (the manifold's own distance) stays below δ
+    K = KendallShape2D(5)
+    big = measurements.riemannian_gaussian(K, 6.3132, 1.0, 1e-3)
+    assert big.scale == pytest.approx(measurements.riemannian_gaussian(K, np.pi / 2, 1.0, 1e-3).scale, rel=1e-6)
+    assert big.scale > 1.0
+    rng = np.random.default_rng(31)
+    v = K.random_unit_tangent(K.origin, rng=rng)
+    x, x2 = K.exp(K.origin, 0.36 * v), K.exp(K.origin, -0.36 * v)
+    y = big.sample(x, 100_000, rng=rng)
+    loss = (K.dist(x2, y) ** 2 - K.dist(x, y) ** 2) / (2 * big.scale**2)
+    h = np.clip(-np.expm1(1.0 - loss), 0, None)
+    assert h.mean() <= 1e-3 + 4 * h.std() / np.sqrt(h.size)
+
+
+@pytest.mark.parametrize("d, sens", [(10, 0.3), (50, 0.1), (2, 1.0)])
+def test_hyperbolic_calibration_refuses_where_no_scale_is_private(d, sens):
+    # regression (adversarial review): on H^d the loss has a floor as σ grows; sinh overflow in the quadrature
+    # was read as "no loss" and certified σ with a true δ of 0.035–0.28 (Monte Carlo). Now refused, no warnings
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="does not vanish"):
+            measurements.riemannian_gaussian(Hyperbolic(d), sens, 1.0, 1e-3 if d < 50 else 1e-5)
+
+
+def test_sphere_with_a_sensitivity_past_a_quarter_circle_uses_the_triangle_bound():
+    S = Sphere(2)
+    meas = measurements.riemannian_gaussian(S, 2.0, 1.0, 1e-3)
+    rng = np.random.default_rng(32)
+    for t in (1.0, 2.0):
+        eta2 = S.exp(S.origin, t * S.random_unit_tangent(S.origin, rng=rng))
+        y = meas.sample(S.origin, 100_000, rng=rng)
+        loss = (S.dist(eta2, y) ** 2 - S.dist(S.origin, y) ** 2) / (2 * meas.scale**2)
+        h = np.clip(-np.expm1(1.0 - loss), 0, None)
+        assert h.mean() <= 1e-3 + 4 * h.std() / np.sqrt(h.size)

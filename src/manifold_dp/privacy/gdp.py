@@ -129,7 +129,12 @@ def _profile_once(manifold, t, sigma, epsilon, r_panels, a_panels):
     d, kappa = manifold.dim, float(manifold.curvature_bounds[0])  # Toponogov: κmin's law of cosines bounds ρ'
     sn, S, S_inv = _space_form(kappa)
     log_f, lo, hi_all, log_z = _radial_law(manifold, sigma)
+    if not np.isfinite(log_z) or (kappa < 0 and np.sqrt(-kappa) * hi_all > 700.0):
+        # the radius reaches where sinh overflows float64 (hyperbolic space at a large σ): nothing certified
+        return np.ones((np.size(t), np.size(epsilon)))
     hi = min(hi_all, np.pi / (2.0 * np.sqrt(kappa))) if kappa > 0 else hi_all  # quasi-convexity holds below
+    if kappa > 0 and np.sqrt(kappa) * float(np.max(t)) >= np.pi / 2:
+        hi = lo  # the lemma needs √κ·t < π/2: the triangle bound over the whole radius law instead
     tail = _triangle_tail(log_f, log_z, max(lo, hi), hi_all, np.asarray(t, float), sigma, np.asarray(epsilon, float), r_panels)
     if not hi > lo:
         return tail
@@ -147,7 +152,7 @@ def _profile_once(manifold, t, sigma, epsilon, r_panels, a_panels):
     with np.errstate(all="ignore"):
         beyond = np.sqrt(s2) >= np.pi / np.sqrt(kappa) if kappa > 0 else np.zeros(s2.shape, bool)
         sin2 = (S(np.sqrt(s2)) - S(r - t)) / (sn(r) * sn(t))
-    sin2 = np.clip(np.nan_to_num(sin2, nan=1.0), 0.0, 1.0)
+    sin2 = np.clip(np.nan_to_num(sin2, nan=0.0), 0.0, 1.0)  # overflow (NaN): integrate every angle
     theta_star = np.where(beyond, np.pi, 2.0 * np.arcsin(np.sqrt(sin2)))
     if d == 1:  # two directions, θ = 0 and θ = π, each with probability ½
         th = np.broadcast_to(np.array([0.0, np.pi]), theta_star.shape[:-1] + (2,))
@@ -162,7 +167,9 @@ def _profile_once(manifold, t, sigma, epsilon, r_panels, a_panels):
     rho2 = S_inv(S(r - t) + sn(r) * sn(t) * np.sin(th / 2.0) ** 2)
     loss = (rho2 * rho2 - r * r) / (2.0 * sigma * sigma)
     with np.errstate(all="ignore"):
-        inner = np.where(np.isfinite(lw), -np.expm1(eps - loss) * np.exp(lw), 0.0)
+        # a loss float64 cannot evaluate (sinh overflow far out on hyperbolic space) counts as a full loss
+        h = np.where(np.isfinite(loss), -np.expm1(eps - loss), 1.0)
+        inner = np.where(np.isfinite(lw), h * np.exp(lw), 0.0)
         inner = np.clip(inner, 0.0, None).sum(axis=-1)  # (T, E, R)
         return tail + np.sum(np.where(np.isfinite(log_w_rho), inner * np.exp(log_w_rho), 0.0), axis=-1)
 
@@ -183,11 +190,14 @@ def _triangle_tail(log_f, log_z, a, b, t, sigma, eps, panels):
 @lru_cache(maxsize=512)
 def _profile_cached(manifold, sensitivity, sigma, eps_key):
     eps = np.array(eps_key, float)
-    t = np.array([sensitivity])  # the sup over t ≤ Δ (module docstring)
+    # the sup over t ≤ Δ (module docstring); footpoints are never farther apart than the diameter, which on
+    # the sphere and Kendall shapes is the injectivity radius (the law of cosines is periodic beyond it)
+    t = np.array([min(sensitivity, float(manifold.injectivity_radius))])
     coarse = _profile_once(manifold, t, sigma, eps, 8, 4)
     fine = _profile_once(manifold, t, sigma, eps, 16, 8)
-    bound = fine + np.abs(fine - coarse) + TRUNCATION
-    return np.minimum(np.max(bound, axis=0), 1.0)
+    with np.errstate(all="ignore"):  # a NaN anywhere certifies nothing
+        bound = fine + np.abs(fine - coarse) + TRUNCATION
+    return np.minimum(np.max(np.where(np.isnan(bound), 1.0, bound), axis=0), 1.0)
 
 
 def _triangle_profile(manifold, sensitivity, sigma, eps):

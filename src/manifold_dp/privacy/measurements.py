@@ -321,6 +321,8 @@ def _profile_sigma(manifold, sensitivity, epsilon, delta):
     else:
         raise ValueError(f"no noise scale up to {hi:.3g} makes the Riemannian Gaussian (epsilon={epsilon!r}, "
                          f"delta={delta!r}) private on {manifold!r} by its calibration; use a larger epsilon or a smaller radius"
+                         + ("; on hyperbolic space its privacy loss does not vanish as σ grows (the radius drifts like "
+                            "(d−1)σ²)" if manifold.curvature_bounds[1] < 0 and manifold.radial else "")
                          + (", or mechanism='wrapped_gaussian'" if gdp.profile_method(manifold) == "triangle" else ""))
     for _ in range(60):
         if not ok(lo) or lo < 1e-300:
