@@ -136,9 +136,6 @@ MUTATIONS = {
                                      "Kendall's loss bounded with the law of cosines of κmax (Toponogov needs κmin)"),
     "gdp-diameter-cap-removed": ("privacy/gdp.py", "t = np.array([min(sensitivity, float(manifold.injectivity_radius))])",
                                  "t = np.array([sensitivity])", "the law of cosines evaluated past the diameter (periodic)"),
-    "gdp-overflow-counts-as-no-loss": ("privacy/gdp.py", "h = np.where(np.isfinite(loss), -np.expm1(eps - loss), 1.0)",
-                                       "h = np.where(np.isfinite(loss), -np.expm1(eps - loss), 0.0)",
-                                       "a loss float64 cannot evaluate counted as no loss"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }
