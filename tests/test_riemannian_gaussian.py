@@ -401,3 +401,20 @@ def test_sphere_with_a_sensitivity_past_a_quarter_circle_uses_the_triangle_bound
         loss = (S.dist(eta2, y) ** 2 - S.dist(S.origin, y) ** 2) / (2 * meas.scale**2)
         h = np.clip(-np.expm1(1.0 - loss), 0, None)
         assert h.mean() <= 1e-3 + 4 * h.std() / np.sqrt(h.size)
+
+
+def test_release_path_caps_the_footpoint_distance_at_the_ball_diameter():
+    # the certified means of neighbours both lie in B_r(center): the release calibrates at min(Δ, 2r), and the
+    # Monte Carlo δ between footpoints 2r apart (boundary, opposite) stays below δ at that σ
+    K = KendallShape2D(5)
+    rng = np.random.default_rng(33)
+    v = K.random_unit_tangent(K.origin, rng=rng)
+    x, x2 = K.exp(K.origin, 0.35 * v), K.exp(K.origin, -0.35 * v)
+    rel = private_frechet_mean(x[None], K, center=K.origin, radius=0.35, epsilon=1.0, delta=1e-3,
+                               mechanism="riemannian_gaussian", rng=rng)
+    cert = rel.certificate
+    assert cert.sensitivity == pytest.approx(0.7, rel=1e-6)
+    y = RiemannianGaussian(K, cert.scale).sample(x, 100_000, rng=rng)
+    loss = (K.dist(x2, y) ** 2 - K.dist(x, y) ** 2) / (2 * cert.scale**2)
+    h = np.clip(-np.expm1(1.0 - loss), 0, None)
+    assert h.mean() <= 1e-3 + 4 * h.std() / np.sqrt(h.size)
