@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
@@ -30,6 +30,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from ._random import as_generator
 from .manifolds import REGISTRY
 from .privacy import private_frechet_mean
+from .privacy.certificate import JsonRecord
 from .privacy.release import ReleaseWarning, record_count
 from .privacy.tangent_pca import private_tangent_pca
 from .records import is_dask
@@ -426,7 +427,7 @@ class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tran
 
 
 @dataclass(frozen=True)
-class MDMCertificate:
+class MDMCertificate(JsonRecord):
     """What a ``PrivateMDM`` fit guarantees: ``(epsilon, delta)`` for the whole fit under the
     privacy model ``privacy_model`` (labels and class counts public), by parallel composition of
     the per-class releases in ``class_certificates`` (one ``Certificate`` per class, in the order
@@ -440,14 +441,6 @@ class MDMCertificate:
     privacy_model: str
     private_labels: str
     class_certificates: tuple
-
-    def to_dict(self):
-        return asdict(self)
-
-    def to_json(self, **kwargs):
-        import json
-
-        return json.dumps(self.to_dict(), **kwargs)
 
     def summary(self):
         lines = [f"private MDM: ({self.epsilon:g}, {self.delta:g})-DP class means of {len(self.classes)} classes",
@@ -532,20 +525,7 @@ class PrivateMDM(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, ClassifierM
 
     FITTED = ("means_", "classes_", "certificate_", "releases_", "manifold_")
 
-    def __init__(self, manifold, *, center, radius, epsilon, delta=None, mechanism="laplace", bound="tight",
-                 calibration="analytic", restrict=False, round_to="auto", accountant=None, random_state=None):
-        self.manifold = manifold
-        self.center = center
-        self.radius = radius
-        self.epsilon = epsilon
-        self.delta = delta
-        self.mechanism = mechanism
-        self.bound = bound
-        self.calibration = calibration
-        self.restrict = restrict
-        self.round_to = round_to
-        self.accountant = accountant
-        self.random_state = random_state
+    __init__ = PrivateFrechetMean.__init__  # the same parameters (sklearn reads this signature)
 
     def fit(self, X, y):
         """Release one private mean per class (one release of ``(epsilon, delta)``; labels public)."""

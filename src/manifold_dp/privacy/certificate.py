@@ -15,6 +15,16 @@ __all__ = ["Certificate", "RadiusSelection"]
 SCHEMA_ID = "manifold_dp.certificate/2"
 
 
+class JsonRecord:
+    """``to_dict``/``to_json`` of a frozen dataclass of public fields (the certificates)."""
+
+    def to_dict(self):
+        return asdict(self)
+
+    def to_json(self, **kwargs):
+        return json.dumps(self.to_dict(), **kwargs)
+
+
 @dataclass(frozen=True)
 class RadiusSelection:
     """How a private radius was chosen (``radius="auto"``): the exponential mechanism over a
@@ -35,7 +45,7 @@ class RadiusSelection:
 
 
 @dataclass(frozen=True)
-class Certificate:
+class Certificate(JsonRecord):
     """What a release guarantees. ``mechanism`` is the name passed in (``"laplace"``, ``"kng"``,
     ``"tangent_gaussian"``, ``"ambient_laplace"``, ``"ambient_gaussian"``,
     ``"coordinate_laplace"``) and round-trips; ``mechanism_title`` is for people. ``delta`` is 0
@@ -67,12 +77,6 @@ class Certificate:
     library_version: str
     radius_selection: RadiusSelection | None = None
     schema: str = SCHEMA_ID
-
-    def to_dict(self):
-        return asdict(self)
-
-    def to_json(self, **kwargs):
-        return json.dumps(self.to_dict(), **kwargs)
 
     def summary(self):
         lines = [f"{self.mechanism_title} ({self.mechanism}): ({self.epsilon:g}, {self.delta:g})-DP {self.statistic} — {self.theorem}"]

@@ -151,6 +151,12 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf, *, eigen=False):
         ok = np.log(rng.uniform(size=m)) < la
         return np.concatenate([lam, vec.reshape(m, -1)], axis=-1), ok
 
+    return _matrices(k, n, size, draw_matrix, pilot, what, eigen)
+
+
+def _matrices(k, n, size, draw_matrix, pilot, what, eigen):
+    """The rejection rounds shared by the Laplace and Gaussian eigenvalue samplers: ``n`` accepted
+    ``(λ, U)`` rows from ``draw_matrix``, returned as ``U diag(λ) Uᵀ`` or, with ``eigen``, as ``(λ, U)``."""
     with blas_limit() if n > 1 else contextlib.nullcontext():
         out, acceptance = _batches(n, draw_matrix, pilot, what)
     shape = (() if size is None else tuple(np.atleast_1d(size)))
@@ -287,10 +293,4 @@ def sample_spd_gaussian_log_eigen(k, sigma, size, rng, *, eigen=False):
         ok = np.log(rng.uniform(size=m)) < la
         return np.concatenate([lam, vec.reshape(m, -1)], axis=-1), ok
 
-    with blas_limit() if n > 1 else contextlib.nullcontext():
-        out, acceptance = _batches(n, draw_matrix, pilot, what)
-    shape = (() if size is None else tuple(np.atleast_1d(size)))
-    lam, vec = out[:, :k], out[:, k:].reshape(n, k, k)
-    if eigen:
-        return (lam.reshape(shape + (k,)), vec.reshape(shape + (k, k))), acceptance
-    return eig_apply(vec, lam).reshape(shape + (k, k)), acceptance
+    return _matrices(k, n, size, draw_matrix, pilot, what, eigen)

@@ -20,7 +20,7 @@ charged for both parts before the records are read, all at once.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,7 +31,7 @@ from ..manifolds.base import Manifold, check_order
 from ..records import is_dask
 from . import measurements
 from .accounting import PrivacyAccountant, gaussian_dp_event
-from .certificate import Certificate
+from .certificate import Certificate, JsonRecord
 from .release import (GRID_ABOVE_ULP, GRID_BELOW_SCALE, PrivateRelease, ReleaseWarning, _mean_stages, _warn,
                       _warn_if_seeded_and_composed, check_public, check_strict, prepare_records, private_frechet_mean)
 
@@ -132,7 +132,7 @@ class SecondMomentCertificate:
 
 
 @dataclass(frozen=True)
-class TangentPCACertificate:
+class TangentPCACertificate(JsonRecord):
     """What a tangent PCA release guarantees: ``(epsilon, delta)`` is the basic composition of
     its two parts (``mean``, a Fréchet mean ``Certificate``; ``second_moment``), and
     ``composed_epsilon`` the ε at ``delta`` that a ``PrivacyAccountant`` gives for the two events
@@ -153,14 +153,6 @@ class TangentPCACertificate:
     post_processing: str
     library_version: str
     schema: str = SCHEMA_ID
-
-    def to_dict(self):
-        return asdict(self)
-
-    def to_json(self, **kwargs):
-        import json
-
-        return json.dumps(self.to_dict(), **kwargs)
 
     def summary(self):
         sm = self.second_moment
