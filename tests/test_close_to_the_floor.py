@@ -174,9 +174,13 @@ def test_gradient_of_a_batch_of_points_in_blocks_equals_the_whole_table(m, monke
     P = _records(m, 12, 0.3, rng)
     w = np.full(250, 1 / 250)
     whole = -np.tensordot(m.log(P[:, None], X), w, axes=([1], [0]))
-    monkeypatch.setattr(frechet, "GRADIENT_BLOCK", 1)  # 16 records per block
+    from manifold_dp.manifolds import base, sphere
+
+    monkeypatch.setattr(base, "GRADIENT_BLOCK", 1)  # 16 records per block
+    monkeypatch.setattr(sphere, "PAIR_BLOCK", 1)
     assert np.max(np.abs(riemannian_gradient(m, P, X) - whole)) < 1e-12
     assert np.max(np.abs(riemannian_gradient(m, P[0], X) - whole[0])) < 1e-12
+    assert np.max(np.abs(riemannian_gradient(m, P.reshape((3, 4) + P.shape[1:]), X) - whole.reshape((3, 4) + P.shape[1:]))) < 1e-12
 
 
 def test_matrix_helpers():

@@ -27,13 +27,39 @@ which class a manifold is):
 Everything here broadcasts over leading batch axes.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._random import as_generator
 
 __all__ = ["sn_over", "space_form_log_volume", "check_order", "Manifold"]
 
+GRADIENT_BLOCK = 1 << 16  # entries of the (points × records) table of logs weighted_log_sums holds at once ...
+GRADIENT_MIN_RECORDS = 16  # ... but at least this many records per block (per-point work is redone per block)
 POINT_ATOL = 1e-6  # how far (relative) a record may sit off the manifold and still be projected
+
+
+@dataclass(frozen=True)
+class NewtonConstants:
+    """Public constants of the certified mean's projected Newton steps on ``B_r(c)``
+    (docs/theory.md §2): with ``d = ρ(μ, x̄)``, one step moves ``μ`` to within
+    ``E(d + δ)·δ`` of ``x̄``, ``δ = (L d²/2 + e d)/(h − e)``, ``E(T) = sinh(√k T)/(√k T)``
+    (``k = expansion``; ``E = 1`` when ``k = 0``: ``exp_μ`` is then 1-Lipschitz).
+
+    ``L``: Lipschitz bound of ``Hess F`` along geodesics of the ball (parallel transport);
+    ``e``: bound on the computed Hessian's error ``‖Ĥ − Hess F(μ)‖``; ``expansion``: ``−κmin``
+    (0 on the sphere); ``extrinsic``: the projected extrinsic mean's distance bound to ``x̄``
+    (``None``: no such start); ``tangent``: a bound on ``‖Hess F(c) − I‖``, making
+    ``exp_c((1/n) Σ log_c x_i)`` a Newton step with ``Ĥ = I`` (``None``: not offered);
+    ``cost``: a Newton pass in gradient passes (public, for the schedule's choice)."""
+
+    L: float
+    e: float
+    expansion: float = 0.0
+    extrinsic: float | None = None
+    tangent: float | None = None
+    cost: float = 2.0
 
 
 def sn_over(t, kappa=1.0):
@@ -208,6 +234,31 @@ class Manifold:
         block. Spaces override it to avoid the ``(n, *point_shape)`` table of logs (the sphere
         with two matrix–vector products, affine-invariant SPD in the frame of ``x``)."""
         return np.tensordot(np.asarray(weights, float), self.log(x, np.asarray(X)), axes=(0, 0))
+
+    records_order = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
+
+    def prepare_block(self, X, center, radius, weight):
+        """A space's fused pass for one block of ``privacy.release.prepare_records``, or ``None``
+        (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``)."""
+        return None
+
+    def newton_constants(self, radius, n):
+        """``NewtonConstants`` for Newton steps of the certified mean on a ball of radius
+        ``radius`` holding ``n`` records, or ``None``: no proven constants here, the certified mean
+        takes gradient steps only (``stats.frechet.certified_schedule``). A space giving constants
+        also gives ``newton_terms`` and ``newton_step`` (the sphere, affine-invariant SPD)."""
+        return None
+
+    def weighted_log_sums(self, points, X, weights):
+        """``Σ_i w_i log_{p_j}(X_i)`` for a batch of points ``(P, *point_shape)`` (KNG's proposals):
+        the ``(points × records)`` table of logs, a block of records at a time (bounded memory)."""
+        points, X = np.asarray(points), np.asarray(X)
+        step = max(GRADIENT_MIN_RECORDS, GRADIENT_BLOCK // max(points.size, 1))
+        out = 0.0
+        for i in range(0, X.shape[0], step):
+            logs = self.log(points[:, None], X[i:i + step])  # (P, block, *point_shape)
+            out = out + np.tensordot(logs, weights[i:i + step], axes=([1], [0]))
+        return out
 
     def karcher_terms(self, x, X, weights, hessian=False):
         """One pass of the plain mean over a block at ``x``: ``(Σ w_i log_x(X_i), max_i ρ(x, X_i),

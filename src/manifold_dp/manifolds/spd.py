@@ -13,8 +13,10 @@ import numpy as np
 from .._random import as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
 from .matrix import congruence, eig_apply, eig_weighted_sum, expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
-from .base import POINT_ATOL, Manifold
+from .base import POINT_ATOL, Manifold, NewtonConstants
 from .euclidean import _check_dim
+
+NEWTON_BLOCK = 4096  # records per block of the Newton pass (its k²-wide rows stay a few MiB)
 
 __all__ = ["SPDAffineInvariant", "SPDLogEuclidean"]
 
@@ -279,6 +281,60 @@ class SPDAffineInvariant(_SPD):
             return sym(s @ np.sum((u @ (gain * inner)) @ ut, axis=0) @ s)
 
         return g, far, apply
+
+    # -- Newton steps of the certified mean (docs/theory.md §2, "Newton steps with a public count") --
+    def newton_constants(self, radius, n):
+        """Public constants of the certified mean's Newton steps on ``B_r(c)``: footpoints and
+        records in the ball are within ``D = 2r``. SPD(k) is a symmetric space (``∇R = 0``):
+        ``Hess ½ρ²_p = f(N)``, ``N = −R(·, V)V``, ``V = log_x p``, ``f(s) = √s coth √s``, so
+        ``∇_X Hess = Df(N)[∇_X N]`` with ``∇_X N = −R(·, ∇_X V)V − R(·, V)∇_X V`` and
+        ``∇_X V = −Hess[X]``; ``‖R(A, B)C‖ ≤ ½|A||B||C|`` (``R = −¼[[A, B], C]`` at ``I`` and
+        Böttcher–Wenzel), ``‖Hess‖ ≤ f(ρ²/2)``; ``f = 1 + Σ_m 2s/(s + m²π²)`` is operator monotone, its
+        divided differences a positive Schur multiplier of norm ``≤ f′(0) = 1/3``. Hence
+        ``‖∇Hess ½ρ²_p‖ ≤ (ρ/3)·f(ρ²/2)``, increasing in ``ρ``: ``L = (D/3)(D/√2) coth(D/√2)``.
+        ``e``: ``newton_terms`` keeps ``φ(t) = t coth t ≈ 1 + t²/3`` (``0 ≤ 1 + t²/3 − φ ≤ t⁴/45``,
+        ``t = |l_j − l_k|/2 ≤ ρ/√2``), an error ``≤ D⁴/180``, plus float. ``tangent``:
+        ``‖Hess F(c) − I‖ ≤ f(r²/2) − 1``. ``expansion = ½`` (curvature ``≥ −½``)."""
+        D = 2.0 * radius
+        if not D > 0:
+            return None
+        b = D / np.sqrt(2.0)
+        f = lambda a: float(a / np.tanh(a)) if a > 1e-8 else 1.0
+        return NewtonConstants(
+            L=float(D / 3.0 * f(b)), e=float(D**4 / 180.0 + 1e-8 + 4.0 * n * np.finfo(float).eps), expansion=0.5,
+            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.0 + self.k / 10.0)
+
+    @blas_limited
+    def newton_terms(self, x, X, weights, unit=False):
+        """``(Σ w_i V_i, Ĥ)`` in the frame of ``x`` (``v ↦ x^-½ v x^-½``, an isometry onto
+        ``T_I``), ``V_i = Logm(x^-½ X_i x^-½)``: one ``eigh`` per record. ``Ĥ`` is the ``k² × k²``
+        matrix (row-major ``vec``) of ``X ↦ X + (1/12) Σ w_i (V_i²X + XV_i² − 2V_iXV_i)``, the
+        Hessian of ``F`` at ``x`` with ``t coth t`` kept to second order (the exact one is
+        ``U (Φ ∘ UᵀXU) Uᵀ``, ``Φ_jk = φ((l_j − l_k)/2)``): ``Σ w_i V_i ⊗ V_i`` is one Gram matrix of the
+        ``vec V_i``. ``weights`` may be one number (equal weights)."""
+        x, k = np.asarray(x, float), self.k
+        _, si = sqrtm_spd(x)
+        X, w = np.asarray(X, float), np.asarray(weights, float)
+        g, A2, G, total = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k * k, k * k)), 0.0
+        for i in range(0, len(X), NEWTON_BLOCK):
+            lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + NEWTON_BLOCK]))
+            log_w = np.log(lam)
+            wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + NEWTON_BLOCK], lam.shape[:1])
+            g = g + eig_weighted_sum(u, log_w * wi[:, None])
+            A2 = A2 + eig_weighted_sum(u, log_w**2 * wi[:, None])
+            V = eig_apply(u, log_w).reshape(len(lam), k * k)
+            G = G + (V * wi[:, None]).T @ V
+            total += float(np.sum(wi))
+        kron_sum = G.reshape(k, k, k, k).transpose(0, 2, 1, 3).reshape(k * k, k * k)  # Σ w_i V_i ⊗ V_i
+        eye = np.eye(k)
+        H = total * np.eye(k * k) + (np.kron(A2, eye) + np.kron(eye, A2) - 2.0 * kron_sum) / 12.0
+        return sym(g), H
+
+    def newton_step(self, x, g, H):
+        """The tangent vector ``s`` at ``x`` with ``Ĥ[x^-½ s x^-½] = g`` (both in the frame of ``x``)."""
+        s_half, _ = sqrtm_spd(np.asarray(x, float))
+        S = sym(np.linalg.solve(H, np.asarray(g, float).reshape(-1)).reshape(self.k, self.k))
+        return sym(s_half @ S @ s_half)
 
     @blas_limited
     def clip_to_ball(self, x, center, radius):

@@ -5,12 +5,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
-from .base import Manifold, sn_over
+from .base import POINT_ATOL, Manifold, NewtonConstants, sn_over
 from .euclidean import _check_dim
 
 __all__ = ["Sphere"]
 
-ROW_BLOCK = 1 << 15  # records per block where one point meets many (distances, the mean's passes)
+ROW_BLOCK = 1 << 13  # records per block where one point meets many (distances, the mean's passes)
+PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points meet many records (KNG)
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,24 @@ class Sphere(Manifold):
             return super().weighted_log_sum(x, X, weights)
         return self.karcher_terms(x, X, weights)[0]
 
+    def weighted_log_sums(self, points, X, weights):
+        """``weighted_log_sum`` at a batch of points ``(P, d+1)``: ``R (WR) Y − (Σ_i WR_ij c_ij) p_j``
+        with ``c = U Yᵀ`` (one matrix product per block of records), ``WR_ij = w_i θ_ij/sin θ_ij``
+        — no ``(P, block, d+1)`` table of logs; ``P × block`` entries at a time."""
+        P = np.asarray(points, float)
+        X, w, R = np.asarray(X, float), np.asarray(weights, float), self.radius
+        U, out = P / R, np.zeros_like(P)
+        step = max(16, PAIR_BLOCK // max(len(P), 1))
+        for i in range(0, len(X), step):
+            Y = X[i:i + step]
+            Y = Y / np.sqrt(np.einsum("ij,ij->i", Y, Y))[:, None]
+            c = np.clip(U @ Y.T, -1.0, 1.0)
+            s = np.sqrt((1.0 - c) * (1.0 + c))
+            wr = np.divide(np.arccos(c), s, out=np.ones_like(c), where=s > 0)
+            wr *= w[i:i + step]
+            out += R * (wr @ Y) - np.einsum("ij,ij->i", wr, c)[:, None] * P
+        return out
+
     def karcher_terms(self, x, X, weights, hessian=False):
         """``weighted_log_sum`` and the farthest record, ``R·arccos(min c_i)``, from one pass."""
         x = np.asarray(x, float)
@@ -159,6 +178,112 @@ class Sphere(Manifold):
         a = weights * np.divide(theta, s, out=np.ones_like(theta), where=s > 0)
         far = R * float(np.max(theta)) if len(theta) else 0.0
         return X.T @ (a * scale) - float(a @ c) * x, far, None
+
+    records_order = "F"  # prepared records column-major: the passes' products run along the records
+
+    def prepare_block(self, X, center, radius, weight):
+        """One block of ``privacy.release.prepare_records`` in fused vector passes (the generic
+        path's results to rounding): ``(records, finite, ok, moved, Σ weight·log_center x̃_i)``.
+        Non-finite records and records whose norm is off ``R`` by more than ``POINT_ATOL``
+        (relative) become the centre; the rest are scaled to the sphere and clipped into
+        ``B_r(center)``. Every record goes through the same operations: the clipped image is
+        built for all of them (the work does not depend on how many are moved)."""
+        X = np.asarray(X, float)
+        if X.ndim != 2 or X.shape[1] != self.dim + 1:
+            return None  # the generic path raises the shape error
+        R, u = self.radius, np.asarray(center, float) / self.radius
+        Y = np.array(X.T, order="C")  # coordinates × records, our copy: every product below runs along the records
+        ones = np.ones(len(Y))
+        with np.errstate(all="ignore"):
+            finite = ones @ (Y * 0.0) == 0.0  # NaN and ±inf give NaN
+            nrm = np.sqrt(ones @ (Y * Y))
+            ok = finite & (np.abs(nrm - R) <= POINT_ATOL * R)
+            Y /= np.where(ok, nrm, 1.0)
+            np.copyto(Y, u[:, None], where=~ok)  # unit directions; invalid records at the centre
+            c = u @ Y
+            W = np.multiply.outer(u, c)
+            np.subtract(Y, W, out=W)  # the part orthogonal to the centre
+            s = np.sqrt(np.einsum("ij,ij->j", W, W))
+            theta = np.arctan2(s, c)
+            antipodal = theta > np.pi - 1e-7  # log_center is not unique: the fixed direction, as in log
+            fixed = self._fixed_direction(np.asarray(center, float)[None])[0]
+            moved = ~(R * theta <= radius)
+            a = radius / R
+            # clipped: cos a·u + sin a·W/s (antipodal: cos a·u + sin a·fixed); inside: Y — one formula for all
+            inv_s = np.where(antipodal, 0.0, np.divide(1.0, s, out=np.zeros_like(s), where=s > 0))
+            p = np.where(moved, np.sin(a) * inv_s, 1.0)
+            q = np.where(moved, np.cos(a) - np.sin(a) * inv_s * c, 0.0)
+            t = np.where(moved & antipodal, np.sin(a), 0.0)
+            Y *= p
+            Y += np.stack([u, fixed], axis=1) @ np.stack([q, t])
+            out = Y.T
+            # Σ weight·log_center x̃_i: the clipped angle along W/s (antipodal: along the fixed direction)
+            angle = np.where(moved, a, theta)
+            log_sum = R * (W @ (weight * angle * inv_s) + fixed * (weight * a * float(np.sum(antipodal))))
+        return (out if R == 1.0 else R * out), finite, ok, moved, log_sum
+
+    # -- Newton steps of the certified mean (docs/theory.md §2, "Newton steps with a public count") --
+    def newton_constants(self, radius, n):
+        """Public constants of the certified mean's Newton steps on ``B_r(c)`` (docs/theory.md §2).
+
+        ``L`` bounds the Lipschitz constant of ``Hess F`` (``F = (1/2n) Σ ρ²(·, x_i)``, records in
+        the ball, footpoints in the ball: distances ``≤ D = 2r``) along geodesics, in the
+        parallel-transport sense: ``‖∇³(½ρ²_p)‖ ≤ |a′(θ)| + (1 − a(θ)) cot θ ≤ |a′(θ)| + (1 − a(θ))/θ``
+        with ``a(θ) = θ cot θ``, ``θ = ρ/R``; both terms of the last bound increase with ``θ`` (power
+        series with positive coefficients), so their value at ``D``, divided by ``R``, bounds it.
+        ``e`` bounds the float error of the computed Hessian (``~ε`` per record, sums of ``n``
+        terms; ``newton_terms``); ``exp`` is 1-Lipschitz (``expansion = 0``).
+        ``extrinsic`` bounds the extrinsic start's distance to the minimiser: at
+        ``m = Σx_i/‖Σx_i‖`` (in the ball) ``Σ sin θ_i u_i = 0``, so
+        ``‖∇F(m)‖ = ‖(1/n) Σ (θ_i/sin θ_i − 1 − G/2) sin θ_i u_i‖ ≤ R (D − sin D)/2``
+        (``G = D/sin D − 1``), and ``ρ(m, x̄) ≤ ‖∇F(m)‖/h``. ``tangent``: at the centre the
+        records are within ``r``, so ``Hess F(c)`` lies between ``(r/R) cot(r/R)`` and 1."""
+        D = 2.0 * radius / self.radius
+        if not 0.0 < D < np.pi / 2:
+            return None
+        if D < 1e-4:
+            L = D * (1.0 + D * D)  # the series 2D/3 + 4D³/45 + … plus D/3 + D³/45 + …
+        else:
+            L = (D / np.sin(D) ** 2 - 1.0 / np.tan(D)) + (1.0 - D / np.tan(D)) / D
+        h, half = D / np.tan(D), D / 2.0
+        return NewtonConstants(
+            L=float(L / self.radius), e=float(1e-8 + 4.0 * n * np.finfo(float).eps),
+            extrinsic=float(self.radius * (D - np.sin(D)) / (2.0 * h)),
+            tangent=float(1.0 - half / np.tan(half)) if half > 1e-8 else 0.0,
+            cost=1.0 + (self.dim + 1) ** 2 / 16.0)
+
+    def newton_terms(self, x, X, weights, unit=False):
+        """``(Σ w_i log_x X_i, A)`` from one pass, where ``Hess F(x) = P A P`` on ``T_x`` (``P`` the
+        projection onto ``T_x``): ``A = (Σ w_i a_i) I + Σ w_i β_i y_i y_iᵀ``, ``y_i = X_i/‖X_i‖``,
+        ``a = θ cot θ`` and ``β = (1 − θ cot θ)/sin²θ`` (the Hessian of ``½ρ²`` is 1 along the
+        geodesic and ``θ cot θ`` across it). ``β`` loses digits as ``θ → 0``, but only its
+        projection ``β P y yᵀ P`` of size ``β sin²θ`` enters: its error stays ``~ε`` per record.
+        ``unit``: the records have norm ``R`` already (prepared records), no normalisation;
+        ``weights`` may be one number (equal weights)."""
+        x, X, w = np.asarray(x, float), np.asarray(X, float), np.asarray(weights, float)
+        u, R = x / self.radius, self.radius
+        g, A, total_a, total_c = np.zeros_like(x), np.zeros((len(x), len(x))), 0.0, 0.0
+        for i in range(0, len(X), ROW_BLOCK):
+            Y, wi = X[i:i + ROW_BLOCK], (w if w.ndim == 0 else w[i:i + ROW_BLOCK])
+            inv = 1.0 / R if unit else 1.0 / np.sqrt(np.einsum("ij,ij->i", Y, Y))
+            c = np.clip((Y @ u) * inv, -1.0, 1.0)
+            theta = np.arccos(c)
+            s = np.sqrt((1.0 - c) * (1.0 + c))
+            positive = s > 0
+            ratio = np.divide(theta, s, out=np.ones_like(theta), where=positive)  # θ/sin θ
+            a = ratio * c
+            beta = np.divide(1.0 - a, s * s, out=np.zeros_like(theta), where=positive)
+            wr = wi * ratio
+            total_a, total_c = total_a + float(np.sum(wi * a)), total_c + float(wr @ c)
+            g = g + Y.T @ (wr * inv)
+            A = A + (Y.T * (wi * beta * (inv * inv))) @ Y
+        return R * g - total_c * x, A + total_a * np.eye(len(x))
+
+    def newton_step(self, x, g, A):
+        """The tangent vector ``s`` with ``Hess F(x)[s] = g`` (``g = Σ w_i log_x X_i = −∇F``)."""
+        u = np.asarray(x, float) / self.radius
+        P = np.eye(len(u)) - np.outer(u, u)
+        return np.linalg.solve(P @ A @ P + np.outer(u, u), g - (g @ u) * u)
 
     def enclosing_lift(self, x, X):
         """The records themselves, scaled to unit vectors: ``ρ = R·∠``, exactly."""

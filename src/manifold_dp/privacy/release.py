@@ -48,8 +48,8 @@ from ..manifolds import Euclidean
 from ..manifolds.base import check_order
 from ..records import CHUNK, is_dask
 from .._threads import blas_limited
-from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, PreparedRecords, certified_frechet_mean, certified_iterations,
-                             hessian_upper_bound, mean_squared_distance)
+from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, PreparedRecords, certified_frechet_mean, certified_schedule,
+                             mean_squared_distance)
 from . import measurements
 from . import radius_selection as _selection
 from numpy.typing import ArrayLike
@@ -60,7 +60,7 @@ from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
 from .mechanisms import is_hadamard
 from .certificate import Certificate, RadiusSelection
 from .radius_selection import AutoRadius
-from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound
+from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity
 
 __all__ = ["ReleaseWarning", "RecordsWarning", "InvalidRecordsError", "PrivateRelease", "validate_center",
            "record_count", "check_public", "Calibration", "mean_accuracy", "calibrate", "check_reach",
@@ -316,7 +316,7 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
         meas = measurements.kng(manifold, sens, epsilon, center=center, radius=radius)
     else:
         meas = _laplace(manifold, sens, epsilon, center, radius, restrict)
-    return Calibration(meas, accuracy, _bound_name(manifold, bound, kind), _optimisation_note(manifold, radius, accuracy))
+    return Calibration(meas, accuracy, _bound_name(manifold, bound, kind), _optimisation_note(manifold, radius, accuracy, n))
 
 
 def _laplace(manifold, sens, epsilon, center, radius, restrict):
@@ -335,18 +335,15 @@ def _laplace(manifold, sens, epsilon, center, radius, restrict):
     return dataclasses.replace(meas, scale_rule=meas.scale_rule + note)
 
 
-def _optimisation_note(manifold, radius, accuracy):
+def _optimisation_note(manifold, radius, accuracy, n):
     if manifold.flat_chart:
         return "closed-form mean; float error included in the sensitivity"
-    kmin, kmax = manifold.curvature_bounds
-    h, H = hessian_lower_bound(radius, kmax), hessian_upper_bound(4 * radius, kmin)
-    steps = certified_iterations(h, H, radius, accuracy)
-    if steps > MAX_CERTIFIED_ITERATIONS:  # refused here, from public values, before the accountant is charged
+    plan = certified_schedule(manifold, radius, accuracy, n)
+    if plan.passes > MAX_CERTIFIED_ITERATIONS:  # refused here, from public values, before the accountant is charged
         raise ValueError(
-            f"certifying the Fréchet mean to {accuracy:.3g} at radius={radius!r} on {manifold!r} needs {steps} "
-            f"gradient steps (h = {h:.3g}, H = {H:.3g}); use a smaller radius")
-    return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {steps} projected gradient steps "
-            "(strong convexity and smoothness on the ball); twice that is included in the sensitivity")
+            f"certifying the Fréchet mean to {accuracy:.3g} at radius={radius!r} on {manifold!r} needs {plan.passes} "
+            f"gradient steps (h = {plan.h:.3g}, H = {plan.H:.3g}); use a smaller radius")
+    return plan.describe(accuracy)
 
 
 def _bound_name(manifold, bound, kind):
@@ -519,21 +516,29 @@ def prepare_records(manifold, X, center, radius):
     beyond the output is a small multiple of one block, whatever ``n``."""
     X = np.asarray(X)
     n = X.shape[0]
-    out = np.empty((n,) + tuple(manifold.point_shape), dtype=manifold.dtype)
+    out = np.empty((n,) + tuple(manifold.point_shape), dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
     log_mean, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
+    # the extrinsic start of the certified mean's Newton steps, where it takes them (public: radius, n)
+    newton = None if manifold.flat_chart else manifold.newton_constants(radius, n)
+    start_stats = 0.0 if newton is not None and newton.extrinsic is not None else None
     for start in range(0, n, rows):
         block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n)
         out[start:start + rows] = block
         log_mean = log_mean + part
+        if start_stats is not None:
+            start_stats = start_stats + manifold.mean_start_stats(block, np.full(len(block), 1.0 / n))
         non_finite += int(np.sum(~finite))
         off_manifold += int(np.sum(finite & ~ok))
         clipped += int(np.sum(moved))
-    return PreparedRecords(out, center, log_mean), RecordCounts(int(n), non_finite, off_manifold, clipped)
+    return PreparedRecords(out, center, log_mean, start_stats), RecordCounts(int(n), non_finite, off_manifold, clipped)
 
 
 def _prepare_chunk(manifold, X, center, radius, weight):
     """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``."""
+    fused = manifold.prepare_block(X, center, radius, weight)
+    if fused is not None:
+        return fused
     points, finite, ok = _validity(manifold, X)
     inside = _sanitised(manifold, points, ok, center)
     with np.errstate(all="ignore"):
@@ -901,7 +906,7 @@ def _variance_stages(manifold, p, radius, epsilon, round_to, warn=True):
     accuracy = mean_accuracy(manifold, center, radius, 2.0 * radius / n)
     sens = frechet_variance_sensitivity(n, radius, accuracy) + 8.0 * radius * manifold.float_error(center, radius)
     meas = measurements.laplace(Euclidean(1), sens, epsilon)
-    cal = Calibration(meas, accuracy, "4r²/n (+ optimisation slack; docs/statistics.md)", _optimisation_note(manifold, radius, accuracy))
+    cal = Calibration(meas, accuracy, "4r²/n (+ optimisation slack; docs/statistics.md)", _optimisation_note(manifold, radius, accuracy, n))
     return cal, check_round_to(round_to, output_grid(Euclidean(1), meas.scale, np.zeros(1), radius**2), warn=warn)
 
 

@@ -21,10 +21,8 @@ from .enclosing import enclosing_radius
 
 __all__ = ["FrechetMeanResult", "CurvatureAssumptionError", "PreparedRecords", "riemannian_gradient",
            "mean_squared_distance", "gradient_norm", "enclosing_radius", "frechet_mean", "hessian_upper_bound",
-           "certified_iterations", "certified_frechet_mean", "hessian_lower_bound"]
+           "certified_iterations", "certified_schedule", "certified_frechet_mean", "hessian_lower_bound"]
 
-GRADIENT_BLOCK = 1 << 16  # entries of the (points × records) table of logs riemannian_gradient holds at once ...
-GRADIENT_MIN_RECORDS = 16  # ... but at least this many records per block (per-point work is redone per block)
 
 
 @dataclass(frozen=True)
@@ -45,16 +43,17 @@ class PreparedRecords(np.ndarray):
     """Records a release prepared (``privacy.release.prepare_records``: sanitised and clipped into
     ``B_r(center)``), carrying ``log_mean = (1/n) Σ log_center(x_i)``, which the clipping's own
     decompositions gave: the certified mean's first gradient, and its closed form on a flat chart
-    (``exp_center(log_mean)``). Views, slices and copies are plain records again
-    (``log_mean = None``)."""
+    (``exp_center(log_mean)``); and, where the certified mean starts its Newton steps from the
+    extrinsic mean, that mean's partial sums ``start_stats`` (``manifold.mean_start_stats``).
+    Views, slices and copies are plain records again (``log_mean = start_stats = None``)."""
 
-    def __new__(cls, records, center, log_mean):
+    def __new__(cls, records, center, log_mean, start_stats=None):
         out = np.asarray(records).view(cls)
-        out.center, out.log_mean = np.asarray(center), log_mean
+        out.center, out.log_mean, out.start_stats = np.asarray(center), log_mean, start_stats
         return out
 
     def __array_finalize__(self, obj):
-        self.center, self.log_mean = None, None
+        self.center, self.log_mean, self.start_stats = None, None, None
 
     def log_mean_at(self, center):
         """``log_mean`` when it was computed at ``center``, else ``None``."""
@@ -74,14 +73,9 @@ def riemannian_gradient(manifold, x, X, weights=None):
     nb = x.ndim - len(manifold.point_shape)
     if nb == 0:
         return -manifold.weighted_log_sum(x, X, w)
-    # a batch of points (KNG's proposals): the (points × records) table of logs, a block of records at a time
-    points = int(np.prod(x.shape[:nb]))
-    step = max(GRADIENT_MIN_RECORDS, GRADIENT_BLOCK // max(points * int(np.prod(manifold.point_shape)), 1))
-    out = 0.0
-    for i in range(0, X.shape[0], step):
-        logs = manifold.log(np.expand_dims(x, nb), X[i:i + step])  # (..., block, *point_shape)
-        out = out - np.tensordot(logs, w[i:i + step], axes=([nb], [0]))
-    return out
+    # a batch of points (KNG's proposals): the space's batched sums, a block of records at a time
+    points = x.reshape((-1,) + tuple(manifold.point_shape))
+    return -manifold.weighted_log_sums(points, X, w).reshape(x.shape)
 
 
 # -- block functions: pure, module level (they travel to Dask workers) ------------------------
@@ -110,6 +104,10 @@ def _start(manifold, records):
     """The mean's starting point: extrinsic, Procrustes or log-Euclidean (``manifold.mean_start``);
     the exact mean when the manifold has a flat chart (Euclidean, log-Euclidean)."""
     return manifold.mean_start(sum(records.map(_blk_init_stats, manifold)))
+
+
+def _blk_newton(block, w, n, manifold, x, unit):
+    return manifold.newton_terms(x, np.asarray(block), 1.0 / n if w is None else w, unit)  # a scalar: no n-array
 
 
 def _blk_sq_dist_sum(block, w, n, manifold, x):
@@ -302,13 +300,107 @@ def certified_iterations(h, H, radius, accuracy):
 
 
 MAX_CERTIFIED_ITERATIONS = 200_000
+NEWTON_CAP = 64  # Newton steps a schedule may take (quadratic convergence needs a handful)
+
+
+@dataclass(frozen=True)
+class CertifiedSchedule:
+    """How ``certified_frechet_mean`` reaches its accuracy, fixed from public values only: from
+    ``start`` — the public centre (``"center"``), the projected extrinsic mean (``"extrinsic"``)
+    or the tangent step ``exp_c((1/n) Σ log_c x_i)`` (``"tangent"``) — ``gradient_steps``
+    projected gradient steps, then ``newton_steps`` projected Newton steps. ``bound`` is the
+    guaranteed ``ρ(μ, x̄)`` at the end."""
+
+    start: str
+    gradient_steps: int
+    newton_steps: int
+    bound: float
+    h: float
+    H: float
+    L: float | None = None
+
+    @property
+    def passes(self):
+        return self.gradient_steps + self.newton_steps
+
+    def describe(self, accuracy):
+        if not self.newton_steps:
+            return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {self.gradient_steps} projected "
+                    "gradient steps (strong convexity and smoothness on the ball); twice that is included in the "
+                    "sensitivity")
+        first = {"extrinsic": "from the extrinsic mean", "tangent": "after the tangent step from the centre",
+                 "center": f"after {self.gradient_steps} projected gradient steps from the centre"}[self.start]
+        return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {self.newton_steps} projected Newton "
+                f"steps {first} (h = {self.h:.3g}, Hessian Lipschitz bound L = {self.L:.3g}; docs/theory.md §2); "
+                "twice that is included in the sensitivity")
+
+
+def _expansion(T, k):
+    """``sinh(√k T)/(√k T)``: how much ``exp_μ`` can stretch a segment within ``T`` of 0 when the
+    curvature is ``≥ −k`` (Rauch); 1 when ``k = 0`` (the sphere's ``exp`` is 1-Lipschitz)."""
+    a = np.sqrt(k) * T
+    if not a < 700.0:  # sinh overflows: no useful bound
+        return np.inf
+    return float(np.sinh(a) / a) if a > 1e-8 else 1.0
+
+
+def _newton_bound(d, c, h, e):
+    """The distance bound after one projected Newton step from ``d`` (``NewtonConstants``)."""
+    if not h > e:
+        return np.inf
+    delta = (0.5 * c.L * d * d + e * d) / (h - e)
+    return _expansion(d + delta, c.expansion) * delta
+
+
+def _newton_steps(d, c, h, accuracy):
+    """Newton steps from the bound ``d`` until the bound is ``≤ accuracy`` (``None``: it does not
+    contract from ``d``)."""
+    for k in range(1, NEWTON_CAP + 1):
+        following = _newton_bound(d, c, h, c.e)
+        if not following < d:
+            return None
+        d = following
+        if d <= accuracy:
+            return k
+    return None
+
+
+def certified_schedule(manifold, radius, accuracy, n):
+    """The cheapest public schedule of ``certified_frechet_mean`` that guarantees
+    ``ρ(μ, x̄) ≤ accuracy`` for every dataset of ``n`` records in a ball of radius ``radius``.
+
+    Gradient steps: ``ρ²(μ_K, x̄) ≤ (1 − h/H)^K r²/h`` (the docstring of
+    ``certified_frechet_mean``). Newton steps, where the space gives public constants
+    (``manifold.newton_constants``): ``d ← E(d + δ)·δ``, ``δ = (L d²/2 + e d)/(h − e)`` per step
+    (docs/theory.md §2), from the extrinsic start's bound, the tangent step's bound (a Newton step
+    with ``Ĥ = I``) or the gradient steps' bound."""
+    kmin, kmax = manifold.curvature_bounds
+    h = hessian_lower_bound(radius, kmax)
+    H = hessian_upper_bound(4.0 * radius, kmin)
+    K = certified_iterations(h, H, radius, accuracy)
+    best, best_cost = CertifiedSchedule("center", K, 0, accuracy, h, H), float(K)
+    c = None if manifold.flat_chart else manifold.newton_constants(radius, n)
+    if c is None:
+        return best
+    options = [("center", k, radius if k == 0 else min(2.0 * radius, float(np.sqrt((1.0 - h / H) ** k * radius**2 / h))))
+               for k in range(0, min(K, MAX_CERTIFIED_ITERATIONS))]
+    if c.extrinsic is not None:
+        options.append(("extrinsic", 0, min(c.extrinsic, radius)))
+    if c.tangent is not None:  # the tangent step: a Newton step with Ĥ = I from the centre (‖Ĥ⁻¹‖ = 1)
+        options.append(("tangent", 0, min(_newton_bound(radius, c, 1.0, c.tangent), 2.0 * radius)))
+    for start, k, d in options:
+        steps = _newton_steps(d, c, h, accuracy)
+        if steps is not None and k + c.cost * steps < best_cost:
+            best, best_cost = CertifiedSchedule(start, k, steps, accuracy, h, H, c.L), k + c.cost * steps
+    return best
 
 
 @blas_limited
 def certified_frechet_mean(manifold, X, center, radius, accuracy):
     """The Fréchet mean of records in ``B_r(center)`` within ``accuracy`` of the exact minimiser,
-    by a number of steps fixed in advance from public quantities (docs/theory.md §2: no
-    data-dependent loop exit, no data-dependent refusal, running time independent of the data).
+    by a number of steps fixed in advance from public quantities (``certified_schedule``;
+    docs/theory.md §2: no data-dependent loop exit, no data-dependent refusal, running time
+    independent of the data).
 
     Projected gradient descent from the public ``center``:
     ``μ ← P(exp_μ(−∇F(μ)/H))``, ``P`` the metric projection onto ``B_r(center)`` (``clip_to_ball``).
@@ -325,25 +417,40 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
     ``ρ²(μ_K, x̄) ≤ (1 − h/H)^K r²/h``; ``certified_iterations`` picks ``K``. On flat spaces with
     a closed form (Euclidean, log-Euclidean) that is used instead. ``4r < π/√κmax`` keeps every
     distance below the cut locus (``r < r* ≤ π/(4√κmax)``).
+
+    Projected Newton steps ``μ ← P(exp_μ(s))``, ``Hess F(μ)[s] = −∇F(μ)``, where the space gives
+    a public bound ``L`` on the Lipschitz constant of ``Hess F`` (the sphere): with
+    ``d = ρ(μ, x̄)``, ``ρ(μ⁺, x̄) ≤ (L d/2 + e) d/(h − e)`` (docs/theory.md §2), so a public number
+    of them reaches the accuracy from the extrinsic mean (or after some gradient steps).
     """
     # a release's prepared records carry (1/n) Σ log_center(x_i) from their clipping: the first step's
     # gradient, and the whole answer on a flat chart
-    first = X.log_mean_at(center) if isinstance(X, PreparedRecords) else None
+    prepared = isinstance(X, PreparedRecords)
+    first = X.log_mean_at(center) if prepared else None
     records = X if isinstance(X, Records) else Records(X, manifold)
     if manifold.flat_chart:
         return manifold.exp(center, first) if first is not None else _start(manifold, records)
-    kmin, kmax = manifold.curvature_bounds
-    h = hessian_lower_bound(radius, kmax)
-    H = hessian_upper_bound(4.0 * radius, kmin)
-    steps = certified_iterations(h, H, radius, accuracy)
-    if steps > MAX_CERTIFIED_ITERATIONS:
+    plan = certified_schedule(manifold, radius, accuracy, records.n)
+    if plan.passes > MAX_CERTIFIED_ITERATIONS:
         raise ValueError(
-            f"certifying the Fréchet mean to {accuracy:.3g} at radius={radius!r} on {manifold!r} needs {steps} "
-            f"gradient steps (h = {h:.3g}, H = {H:.3g}); use a smaller radius")
+            f"certifying the Fréchet mean to {accuracy:.3g} at radius={radius!r} on {manifold!r} needs {plan.passes} "
+            f"gradient steps (h = {plan.h:.3g}, H = {plan.H:.3g}); use a smaller radius")
     mu = np.asarray(center, dtype=manifold.dtype)
-    for step in range(steps):
-        g = first if step == 0 and first is not None else sum(records.map(_blk_log_sum, manifold, mu))  # −∇F(μ)
-        mu = manifold.clip_to_ball(manifold.exp(mu, g / H), center, radius)
+    if plan.start == "extrinsic":  # in the ball: the projected mean of records in a cap of radius < π/2
+        stats = X.start_stats if prepared and first is not None and X.start_stats is not None else None
+        mu = manifold.clip_to_ball(manifold.mean_start(stats) if stats is not None else _start(manifold, records),
+                                   center, radius)  # the clip: a no-op but for rounding
+    elif plan.start == "tangent":  # a Newton step with Ĥ = I from the centre
+        g = first if first is not None else sum(records.map(_blk_log_sum, manifold, mu))
+        mu = manifold.clip_to_ball(manifold.exp(mu, g), center, radius)
+    for step in range(plan.gradient_steps):
+        g = first if step == 0 and plan.start == "center" and first is not None else \
+            sum(records.map(_blk_log_sum, manifold, mu))  # −∇F(μ)
+        mu = manifold.clip_to_ball(manifold.exp(mu, g / plan.H), center, radius)
+    for _ in range(plan.newton_steps):
+        parts = records.map(_blk_newton, manifold, mu, prepared)
+        g, A = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        mu = manifold.clip_to_ball(manifold.exp(mu, manifold.newton_step(mu, g, A)), center, radius)
     return mu
 
 
