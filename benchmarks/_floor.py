@@ -194,21 +194,22 @@ def minimal_spd2_laplace(sigma, rng):
 
 
 def bench_single_draws(tab, quick, rng, out):
+    """One draw per call: ``law.sample(η)`` (checks ``η`` every call, keeps nothing) and
+    ``law.at(η).sample()`` (``η`` checked and decomposed once: audits and simulations)."""
     repeat = 2000 if quick else 20000
     s2 = Sphere(2)
-    lap = RiemannianLaplace(s2, 0.1)
-    eta = s2.origin
-    floor, _ = _median(lambda: minimal_sphere_laplace(0.1, rng), repeat, warmup=100)
-    ours, _ = _median(lambda: lap.sample(eta, rng=rng), repeat, warmup=100)
-    out["s2_sample"] = _row(tab, "S² Laplace (σ = 0.1), one `sample` call", ours, floor, 5, "a minimal exact sampler")
     spd = SPDAffineInvariant(2)
-    sigma = 0.1 / spd.laplace_integrability_constant
-    lap2 = RiemannianLaplace(spd, sigma)
-    eye = np.eye(2)
-    floor, _ = _median(lambda: minimal_spd2_laplace(sigma, rng), repeat, warmup=100)
-    ours, _ = _median(lambda: lap2.sample(eye, rng=rng), repeat, warmup=100)
-    out["spd2_sample"] = _row(tab, "SPD-AI(2) Laplace (σ = 0.1/c₂), one `sample` call", ours, floor, 5,
-                              "a minimal exact sampler")
+    sigma2 = 0.1 / spd.laplace_integrability_constant
+    rows = (("s2", "S² Laplace (σ = 0.1)", RiemannianLaplace(s2, 0.1), s2.origin, lambda: minimal_sphere_laplace(0.1, rng)),
+            ("spd2", "SPD-AI(2) Laplace (σ = 0.1/c₂)", RiemannianLaplace(spd, sigma2), np.eye(2),
+             lambda: minimal_spd2_laplace(sigma2, rng)))
+    for key, what, law, eta, minimal in rows:
+        floor, _ = _median(minimal, repeat, warmup=100)
+        ours, _ = _median(lambda: law.sample(eta, rng=rng), repeat, warmup=100)
+        out[f"{key}_sample"] = _row(tab, f"{what}, one `sample(η)` call", ours, floor, 5, "a minimal exact sampler")
+        bound = law.at(eta)
+        ours, _ = _median(lambda: bound.sample(rng=rng), repeat, warmup=100)
+        out[f"{key}_bound_sample"] = _row(tab, f"{what}, one draw of `law.at(η)`", ours, floor, 5, "a minimal exact sampler")
 
 
 def bench_floor(tab, quick, rng):

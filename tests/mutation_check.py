@@ -25,7 +25,7 @@ PKG = "src/manifold_dp/"
 TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/test_scales.py", "tests/test_structure.py", "tests/test_accounting.py", "tests/test_samplers.py",
          "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
-         "tests/test_ball_sampler.py"]
+         "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -136,6 +136,19 @@ MUTATIONS = {
                                      "Kendall's loss bounded with the law of cosines of κmax (Toponogov needs κmin)"),
     "gdp-diameter-cap-removed": ("privacy/gdp.py", "t = np.array([min(sensitivity, float(manifold.injectivity_radius))])",
                                  "t = np.array([sensitivity])", "the law of cosines evaluated past the diameter (periodic)"),
+    "newton-sphere-halve-L": ("manifolds/sphere.py", "L=float(L / self.radius)", "L=float(0.5 * L / self.radius)",
+                              "the sphere's Hessian Lipschitz bound halved (too few Newton steps)"),
+    "newton-spd-halve-L": ("manifolds/spd.py", "L=float(D / 3.0 * f(b))", "L=float(D / 6.0 * f(b))",
+                           "the SPD Hessian Lipschitz bound halved"),
+    "newton-spd-truncation-halved": ("manifolds/spd.py", "e=float(D**4 / 180.0 +", "e=float(D**4 / 360.0 +",
+                                     "the truncated SPD Hessian's error bound halved"),
+    "newton-spd-no-expansion": ("manifolds/spd.py", "expansion=0.5,", "expansion=0.0,",
+                                "exp taken 1-Lipschitz on negatively curved SPD"),
+    "newton-prepared-norm-ignored": ("manifolds/sphere.py", "inv = 1.0 / R if unit else", "inv = 1.0 if unit else",
+                                     "prepared records of norm R read as unit vectors in the Newton pass"),
+    "single-draw-sigma-doubled": ("privacy/mechanisms.py", "sampler = laplace_radius_single_sampler(m, float(self.sigma))",
+                                  "sampler = laplace_radius_single_sampler(m, 2.0 * float(self.sigma))",
+                                  "single draws of the radial Laplace at 2σ"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }

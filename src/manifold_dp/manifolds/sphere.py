@@ -1,5 +1,6 @@
 """The sphere ``S^d`` of radius ``R`` in ``R^(d+1)`` (directions, compositions)."""
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,6 +117,10 @@ class Sphere(Manifold):
 
     def exp(self, x, v):
         x, v = np.asarray(x, float), np.asarray(v, float)
+        if x.ndim == 1 and v.ndim == 1:  # one point (single draws): Python floats, the same formulas
+            t = math.sqrt(float(v @ v)) / self.radius
+            out = math.cos(t) * x + (math.sin(t) / t if t >= 1e-4 else 1.0 - t * t / 6.0) * v
+            return out * (self.radius / math.sqrt(float(out @ out)))
         t = np.linalg.norm(v, axis=-1, keepdims=True) / self.radius
         out = np.cos(t) * x + sn_over(t) * v
         return self.radius * out / np.linalg.norm(out, axis=-1, keepdims=True)

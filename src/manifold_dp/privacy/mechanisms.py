@@ -6,6 +6,7 @@ measurement that carries its privacy guarantee. The laws read only the manifolds
 capabilities (``manifolds.base``), never their classes.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +17,9 @@ from ..manifolds.matrix import eig_apply, sqrtm_spd, sym
 from ..stats.frechet import riemannian_gradient
 from .samplers import (MAX_ROUNDS, cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
                        sample_gaussian_radius, sample_laplace_radius, sample_radius_concave_volume)
-from .spd_sampler import sample_spd_gaussian_log_eigen, sample_spd_log_eigen, spd_gaussian_acceptance, spd_sampler_acceptance
+from .single_draws import laplace_radius_single_sampler
+from .spd_sampler import (sample_spd_gaussian_log_eigen, sample_spd_log_eigen, spd_gaussian_acceptance,
+                          spd_laplace_single_sampler, spd_sampler_acceptance)
 from .sensitivity import hessian_lower_bound
 
 __all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise", "RiemannianGaussian", "WrappedNoise",
@@ -25,6 +28,7 @@ __all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNois
 
 RESTRICTED_FAILURE_LOG = 45 * np.log(2.0)  # a restricted draw fails with probability ≤ 2^-45 (see below)
 RESTRICTED_CHUNK = 1 << 16  # proposals per vectorised batch
+SINGLE_BASIS_MAX_DIM = 32  # single draws take their direction from a kept basis of T_η up to this dimension
 FIXED_WORK_MINIMUM = 1e-3  # below this public acceptance the fixed-work restricted sampler gives way (see below)
 _ACCEPTANCE_CACHE = {}
 
@@ -108,6 +112,27 @@ def _ball_draw(m, mu, center, radius, grid, G, sigma, n, rng):
     return m.exp(mu, u * m._expand(rho)), acceptance
 
 
+@dataclass(frozen=True, eq=False)
+class _Frame:
+    """A validated footpoint of ``RiemannianLaplace``: ``single`` (one point, not a batch) and the
+    per-footpoint constants single draws reuse (``RiemannianLaplace._footpoint_constants``)."""
+
+    eta: np.ndarray
+    single: bool
+    constants: object
+
+
+@dataclass(frozen=True)
+class BoundLaplace:
+    """``RiemannianLaplace.at(η)``: the unrestricted law at one checked footpoint."""
+
+    law: object
+    frame: _Frame
+
+    def sample(self, *, rng=None):
+        return self.law._single_draw(self.frame, as_generator(rng))[0]
+
+
 @dataclass(frozen=True)
 class RiemannianLaplace:
     """Riemannian Laplace law: density ``∝ exp(−ρ(η, x)/σ)`` w.r.t. the Riemannian volume,
@@ -131,6 +156,15 @@ class RiemannianLaplace:
     that number would be hopeless (high dimension: from a footpoint on the boundary almost every
     direction leaves the ball) and the space has constant curvature, the cap sampler
     ``_ball_draw``, which never proposes outside the ball (``uses_ball_sampler``).
+
+    Single draws (``size=None``, one footpoint, unrestricted) draw the same laws one proposal at a
+    time with Python floats (``privacy.single_draws``, ``spd_sampler.spd_laplace_single_sampler``)
+    (the same law, another stream of random numbers than the batched path for the same seed).
+    ``sample`` keeps nothing between calls: each checks its footpoint. Many single draws at one
+    footpoint (audits, simulations) bind it once, ``law.at(η).sample(rng=...)``, which checks and
+    decomposes ``η`` once. A hidden cache of the last footpoint would make a repeated footpoint
+    faster, so the running time of a law reused across private footpoints would tell whether one
+    repeats the last bit for bit; binding is explicit instead.
     """
 
     manifold: object
@@ -176,14 +210,21 @@ class RiemannianLaplace:
         return self.sample_with_stats(footpoint, size=size, rng=rng)[0]
 
     def sample_with_stats(self, footpoint, size=None, *, rng=None):
-        """``(draws, acceptance)``: the fraction of proposals that were accepted overall.
+        """``(draws, acceptance)``: the fraction of proposals that were accepted overall (a single
+        draw: one over its number of proposals).
 
         Unrestricted, the acceptance depends only on ``σ`` and the manifold; restricted, it
         depends on where ``η`` sits in the ball, so it is not a private quantity.
         """
         rng = as_generator(rng)
         m = self.manifold
-        eta = m.validate_point(footpoint, "footpoint")
+        if size is None and self.restrict_to is None:
+            frame = self._footpoint_frame(footpoint)
+            if frame.single:
+                return self._single_draw(frame, rng)
+            eta = frame.eta
+        else:
+            eta = m.validate_point(footpoint, "footpoint")
         batch = m.batch_shape(eta)
         if batch:
             # one draw per footpoint (simulations): the unrestricted law only
@@ -223,6 +264,84 @@ class RiemannianLaplace:
             raise RuntimeError(f"the restricted Laplace sampler on {m!r} (sigma={self.sigma:.4g}, radius={radius:g}) "
                                f"found no proposal inside the ball among its fixed {per_draw}; nothing was released")
         return draws.reshape(shape + tuple(m.point_shape)), None
+
+    def __getstate__(self):
+        """The law's fields only: the kept frame and sampler are caches (and hold closures)."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_kept_")}
+
+    def _footpoint_frame(self, footpoint):
+        """The validated footpoint and what single draws at it use (a ``_Frame``)."""
+        eta = self.manifold.validate_point(footpoint, "footpoint")
+        if self.manifold.batch_shape(eta):
+            return _Frame(eta, False, None)
+        return _Frame(eta, True, self._footpoint_constants(eta))
+
+    def at(self, footpoint):
+        """The law at one footpoint, checked and decomposed once: ``.sample(rng=...)`` draws one
+        point (the unrestricted law), as ``sample(footpoint)`` does, without re-checking ``η``.
+
+        Raises
+        ------
+        ValueError
+            If the footpoint is not one point of the manifold, or the law is restricted."""
+        if self.restrict_to is not None:
+            raise ValueError("at() binds the unrestricted law; a restricted law draws with sample(footpoint, ...)")
+        frame = self._footpoint_frame(footpoint)
+        if not frame.single:
+            raise ValueError(f"at() binds one footpoint of shape {self.manifold.point_shape}, got a batch")
+        return BoundLaplace(self, frame)
+
+    def _footpoint_constants(self, eta):
+        """Per footpoint: ``η^½`` (affine-invariant SPD); else an orthonormal basis of ``T_η``,
+        flattened to ``(d, size of a point)``, so that ``Σ z_i b_i`` with ``z`` uniform on the unit
+        sphere of ``R^d`` is a uniform unit tangent (``None``: ``random_unit_tangent`` instead, when
+        ``d > SINGLE_BASIS_MAX_DIM`` or the space gives no basis). Which of the two is used depends
+        on the manifold only, so a seed gives the same draw whether the frame was kept or not."""
+        m = self.manifold
+        if m.laplace_sampler == "spd_log_eigen":
+            return sqrtm_spd(eta)[0]
+        if m.dim > SINGLE_BASIS_MAX_DIM:  # the basis costs d² per draw: random_unit_tangent is O(d)
+            return None
+        try:
+            basis = m.from_tangent_coordinates(eta, np.eye(m.dim))
+        except NotImplementedError:
+            return None
+        return np.ascontiguousarray(basis.reshape(m.dim, -1))
+
+    def _single_sampler(self):
+        """The single-draw sampler of this law (public parameters only), built once and kept."""
+        sampler = self.__dict__.get("_kept_sampler")
+        if sampler is None:
+            m = self.manifold
+            if m.laplace_sampler == "spd_log_eigen":
+                sampler = spd_laplace_single_sampler(m.k, float(self.sigma))
+            elif m.laplace_sampler == "radial":
+                sampler = laplace_radius_single_sampler(m, float(self.sigma))
+            else:
+                raise ValueError(f"unknown Laplace sampler {m.laplace_sampler!r} declared by {m!r}")
+            object.__setattr__(self, "_kept_sampler", sampler)  # a cache: the law's fields are untouched
+        return sampler
+
+    def _single_draw(self, frame, rng):
+        """One unrestricted draw at a single footpoint, ``(x, acceptance)``: the laws of ``_draw``
+        with Python floats and one proposal at a time (``laplace_radius_single_sampler``,
+        ``spd_laplace_single_sampler``); the acceptance is ``1/proposals``."""
+        m, eta, sampler = self.manifold, frame.eta, self._single_sampler()
+        if m.laplace_sampler == "spd_log_eigen":
+            x, proposals = sampler.draw(rng, frame.constants)
+            return x, 1.0 / proposals
+        rho, proposals = sampler.draw(rng)
+        if frame.constants is None:
+            v = m.random_unit_tangent(eta, rng=rng) * rho
+        else:
+            g = rng.standard_normal(m.dim)
+            norm = math.hypot(*g.tolist())
+            if norm == 0.0:  # probability ~2^-60 per coordinate: a uniform direction from the manifold instead
+                return m.exp(eta, m.random_unit_tangent(eta, rng=rng) * rho), 1.0 / proposals
+            v = g.dot(frame.constants)
+            v *= rho / norm
+            v = v.reshape(eta.shape)
+        return m.exp(eta, v), 1.0 / proposals
 
     @property
     def uses_ball_sampler(self):
@@ -431,9 +550,10 @@ class KNormGradient:
             return None
         constant = ball_sampler_applies(m)
         grid = np.linspace(0.0, self._reach(mu), cells + 1)
-        a = np.asarray(m.dist(mu, X), float).ravel() + e
+        a = np.asarray(m.dist(mu, X), float).ravel()
+        a += e
         # the (cells+1) × records table of f, one block of records at a time: bounded memory at any n
-        total, block = np.zeros(cells + 1), max(1, 2**15 // (cells + 1))  # ~32k entries per block: small peak memory
+        total, block = np.zeros(cells + 1), max(1, 2**13 // (cells + 1))  # ~8k entries per block: small peak memory
         for start in range(0, a.size, block):
             u = np.minimum(np.add.outer(grid, a[start:start + block]), 2 * self.radius)
             u *= np.sqrt(kappa)

@@ -1,10 +1,12 @@
 """Exact sampler for the affine-invariant Laplace law on SPD(k) (Hajri et al. 2016 eigen
 decomposition): a radius stage by a piecewise-exponential envelope, then a direction stage
 accepted against a Jensen bound on the sinh product. Its acceptance is a public function
-of ``(k, σ, ρ_max)`` only.
+of ``(k, σ, ρ_max)`` only. Single draws take the same two stages with Python floats
+(``spd_laplace_single_sampler``).
 """
 
 import contextlib
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -12,9 +14,11 @@ import numpy as np
 from .._random import as_generator
 from .._threads import blas_limit
 from ..manifolds.matrix import eig_apply, invvecd, triu_indices
-from .samplers import _batches, _log_piece_mass, _PiecewiseExponential, _sample_from_envelope, log_concave_envelope
+from .samplers import MAX_ROUNDS, _batches, _log_piece_mass, _PiecewiseExponential, _sample_from_envelope, log_concave_envelope
+from .single_draws import ScalarPieces
 
-__all__ = ["sample_spd_log_eigen", "spd_sampler_acceptance", "sample_spd_gaussian_log_eigen", "spd_gaussian_acceptance"]
+__all__ = ["sample_spd_log_eigen", "spd_laplace_single_sampler", "spd_sampler_acceptance", "sample_spd_gaussian_log_eigen",
+           "spd_gaussian_acceptance"]
 
 def _log_sinhc(a):
     """``φ(a) = log(sinh a / a)``, stable for small and large ``a``."""
@@ -152,6 +156,123 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf, *, eigen=False):
         return np.concatenate([lam, vec.reshape(m, -1)], axis=-1), ok
 
     return _matrices(k, n, size, draw_matrix, pilot, what, eigen)
+
+
+def _exp(x):
+    """``e^x`` of a float, ``inf`` past float64 (as ``np.exp``): an overflowing draw is refused
+    downstream like a batched one, not by an ``OverflowError``."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _log_sinhc_scalar(a):
+    """``_log_sinhc`` of one Python float (the same formulas)."""
+    a = abs(a)
+    if a < 1e-3:
+        return a * a / 6.0
+    return a + math.log1p(-math.exp(-2.0 * a)) - math.log(2.0 * a)
+
+
+class _SingleLaplace:
+    """One draw of ``sample_spd_log_eigen`` (unrestricted) at a time, with Python floats and one
+    proposal at a time: the same two stages, the same law (see ``spd_laplace_single_sampler``)."""
+
+    def __init__(self, k, sigma):
+        self.k, self.sigma, self.d = k, sigma, k * (k + 1) // 2
+        self.pieces = ScalarPieces(_spd_radius_envelope(k, sigma, np.inf))
+        self.pairs, self.scale = k * (k - 1) / 2, math.sqrt(2.0 * max(k - 1, 1))
+        self.c_k = 0.5 * math.sqrt(k * (k * k - 1) / 3.0)
+        self.iu = list(zip(*(i.tolist() for i in triu_indices(k, 1))))
+
+    def _what(self):
+        return f"affine-invariant SPD({self.k}) Laplace sampler (sigma={self.sigma!r}, single draws)"
+
+    def _log_bound(self, rho):
+        """``B̄(ρ)`` (``_spd_log_bound``) of one float."""
+        return min(self.pairs * _log_sinhc_scalar(rho / self.scale), self.c_k * rho) if self.k > 1 else 0.0
+
+    def _radius(self, rng):
+        """Stage 1: ``ρ`` from ``∝ ρ^(d−1) e^(−ρ/σ + B̄(ρ))`` under the piecewise-exponential envelope."""
+        pieces, d, sigma = self.pieces, self.d, self.sigma
+        for _ in range(MAX_ROUNDS):
+            u, v, w = rng.random(3).tolist()
+            j, r = pieces.draw(u, v)
+            if r <= 0.0 and d > 1:  # the target vanishes at 0
+                continue
+            bound = pieces.log_envelope(j, r)
+            gap = ((d - 1) * math.log(r) if d > 1 else 0.0) - r / sigma + self._log_bound(r) - bound
+            if gap > 1e-9 * (1.0 + abs(bound)):
+                raise RuntimeError("affine-invariant radius envelope violated")
+            if w < math.exp(gap):
+                return r
+        raise RuntimeError(f"{self._what()}, radius stage: rejection sampler made no progress in {MAX_ROUNDS} rounds")
+
+    def _eigen(self, rng):
+        """Stage 2: ``(λ, U, proposals)``, the eigenvalues (a list, ascending) and Haar eigenvectors
+        (columns) of a draw at ``I`` and the number of stage-2 proposals it took."""
+        for proposals in range(1, MAX_ROUNDS + 1):
+            rho = self._radius(rng)
+            g = rng.standard_normal(self.d)
+            if not g.any():  # no direction (probability ~2^-60 per coordinate): a rejected proposal
+                continue
+            mu, vec = _unit_sym_eigen(g, self.k)
+            lam = [rho * x for x in mu]
+            la = sum(_log_sinhc_scalar(0.5 * (lam[j] - lam[i])) for i, j in self.iu) - self._log_bound(rho)
+            if la > 1e-9:
+                raise RuntimeError("affine-invariant direction envelope violated")
+            if rng.random() < math.exp(la):
+                return lam, vec, proposals
+        raise RuntimeError(f"{self._what()}: rejection sampler made no progress in {MAX_ROUNDS} rounds: its envelope is broken")
+
+    def draw(self, rng, half):
+        """``(η^½ Expm(S) η^½, proposals)`` for ``half = η^½``: ``M diag(e^λ) Mᵀ`` with ``M = η^½ U``,
+        exactly symmetric (``k = 2``: its three entries with floats)."""
+        lam, vec, proposals = self._eigen(rng)
+        if self.k == 2:
+            (h00, h01), (h10, h11) = half.tolist()
+            (u00, u01), (u10, u11) = vec
+            m00, m01, m10, m11 = h00 * u00 + h01 * u10, h00 * u01 + h01 * u11, h10 * u00 + h11 * u10, h10 * u01 + h11 * u11
+            e0, e1 = _exp(lam[0]), _exp(lam[1])
+            off = e0 * m00 * m10 + e1 * m01 * m11
+            return np.array([[e0 * m00 * m00 + e1 * m01 * m01, off], [off, e0 * m10 * m10 + e1 * m11 * m11]]), proposals
+        m = half @ vec
+        x = (m * np.exp(lam)) @ m.T
+        return 0.5 * (x + x.T), proposals
+
+
+@lru_cache(maxsize=64)
+def spd_laplace_single_sampler(k, sigma):
+    """The single-draw sampler of the unrestricted affine-invariant Laplace law on SPD(k), built
+    once per ``(k, σ)`` (public parameters only): ``.draw(rng, η^½) -> (x, proposals)``, ``x`` an
+    exact draw at ``η`` — ``sample_spd_log_eigen``'s two stages and law, with Python floats and one
+    proposal at a time. Refuses a scale whose public pilot acceptance is below 1e-3, as
+    ``sample_spd_log_eigen`` does."""
+    sigma = float(sigma)
+    pilot = spd_sampler_acceptance(k, sigma, np.inf)
+    if pilot < 1e-3:
+        raise ValueError(
+            f"the exact affine-invariant Laplace sampler for SPD({k}) accepts about {pilot:.1e} of its proposals "
+            f"at sigma={sigma!r} (too close to 1/c_k = {2.0 / np.sqrt(k * (k * k - 1) / 3.0):.4g}); "
+            "use a larger epsilon or n, a smaller radius, or the log-Euclidean metric"
+        )
+    return _SingleLaplace(k, sigma)
+
+
+def _unit_sym_eigen(g, k):
+    """Eigenvalues (ascending, a list) and eigenvectors (columns) of ``invvecd(g/‖g‖)``: a
+    closed form at ``k = 2`` (the angle of ``W − tr(W)/2·I``; nested lists), ``eigh`` above."""
+    if k == 2:
+        g0, g1, g2 = g.tolist()
+        n = math.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
+        mid, diff, off = 0.5 * (g0 + g1) / n, 0.5 * (g0 - g1) / n, g2 / (math.sqrt(2.0) * n)
+        h = math.hypot(diff, off)
+        theta = 0.5 * math.atan2(off, diff)  # (cos θ, sin θ) belongs to mid + h
+        c, s = math.cos(theta), math.sin(theta)
+        return [mid - h, mid + h], [[-s, c], [c, s]]
+    mu, vec = np.linalg.eigh(invvecd(g / math.sqrt(float(g @ g)), k))
+    return mu.tolist(), vec
 
 
 def _matrices(k, n, size, draw_matrix, pilot, what, eigen):

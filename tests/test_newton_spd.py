@@ -1,0 +1,320 @@
+"""The geometric bounds behind the certified Newton steps on ``SPDAffineInvariant(k)``, attacked
+numerically (``SPDAffineInvariant.newton_constants``, docs/theory.md §2).
+
+Metric ``⟨U, V⟩_P = tr(P⁻¹UP⁻¹V)``, curvature in ``[−1/2, 0]``. Notation: ``V = log_x p``,
+``ρ = |V|``, ``φ(t) = t coth t``; at ``x = I`` with ``V = U diag(l) Uᵀ`` the Hessian of ``½ρ²_p``
+multiplies ``UᵀXU`` entrywise by ``φ((l_j − l_k)/2)``.
+
+(1) ``‖∇_X Hess(½ρ²_p)‖_op ≤ ℓ(ρ) = (ρ/3)·φ(ρ/√2)`` for unit ``X``: central differences of the
+    Hessian at ``exp_x(tX)`` parallel-transported back to ``x`` (``v ↦ E v Eᵀ``,
+    ``E = x^½ (x^-½ y x^-½)^½ x^-½``). Tight as ``ρ → 0`` along ``X = V/ρ`` in a traceless
+    2 × 2 block, where the ratio is ``1 − ρ²(1/15 + 1/6) + O(ρ⁴)``.
+(2) ``Ĥ = I + (1/12)(V²· + ·V² − 2V·V)`` (``newton_terms``) satisfies ``0 ≤ Ĥ − Hess ≤ ρ⁴/180``,
+    also for weighted sums with ``ρ = max ρ_i`` (per unit weight); tight for ``l = (a, −a, 0, …)``.
+(3) ``ρ(exp_x s, exp_x v) ≤ E(T)|s − v|`` for ``|s|, |v| ≤ T``, ``E(T) = sinh(T/√2)/(T/√2)``
+    (Rauch, curvature ≥ −1/2); tight for nearby ``s, v`` of norm ``T`` in a curvature −1/2 plane.
+(4) ``clip_to_ball`` onto ``B_r(c)`` does not increase the distance to any point of the ball.
+
+Worst ratios measured while writing these tests (random draws plus Nelder–Mead over ``p``, ``X``
+for k = 2, 3 and over diagonal ``V`` and ``X`` for k = 5): (1) 0.99998 at ρ = 0.01, 0.807 at
+ρ = 1, 0.536 at ρ = 2, 0.425 at ρ = 3; (2) 0.99999 at ρ = 0.014, Ĥ − Hess ≥ −3e−14 (rounding);
+(3) 0.9999999998; (4) ``ρ(πy, z)/ρ(y, z)`` 0.9999994. None exceeded 1.
+"""
+
+import numpy as np
+import pytest
+
+from manifold_dp import SPDAffineInvariant
+from manifold_dp.manifolds.matrix import expm_sym, sqrtm_spd, sym
+
+FD_STEP = 1e-3  # Richardson-extrapolated central differences: truncation ~h⁴, rounding ~1e-12
+SQRT2 = np.sqrt(2.0)
+
+
+def _phi(t):
+    t = np.asarray(t, float)
+    return np.divide(t, np.tanh(t), out=np.ones_like(t), where=t != 0)
+
+
+def _dphi(t):
+    return 1.0 / np.tanh(t) - t / np.sinh(t) ** 2
+
+
+def _ell(rho):
+    return rho / 3.0 * _phi(rho / SQRT2)
+
+
+def _expansion(T):
+    b = T / SQRT2
+    return np.sinh(b) / b if b > 0 else 1.0
+
+
+def _sym_basis(k):
+    """An orthonormal basis of ``(Sym(k), Frobenius)``, shape ``(k(k+1)/2, k, k)``."""
+    basis = []
+    for i in range(k):
+        for j in range(i, k):
+            e = np.zeros((k, k))
+            e[i, j] = e[j, i] = 1.0 if i == j else 1.0 / SQRT2
+            basis.append(e)
+    return np.array(basis)
+
+
+def _random_spd(k, rng, scale=0.7):
+    return expm_sym(scale * sym(rng.standard_normal((k, k))))
+
+
+def _operator_in_frame(spd, x, op):
+    """The matrix, on an orthonormal basis of ``T_x`` (``x^½ B x^½``), of an operator ``T_x → T_x``."""
+    s, si = sqrtm_spd(x)
+    basis = _sym_basis(x.shape[0])
+    images = np.array([si @ op(s @ b @ s) @ si for b in basis])
+    return np.einsum("aij,bij->ab", basis, images)
+
+
+def _hessian(spd, x, records, weights):
+    return spd.karcher_terms(x, records, weights, hessian=True)[2]
+
+
+# -- (1) the third derivative of ½ρ² -------------------------------------------------------------
+
+def _transported_hessian(spd, x, p, X, t):
+    """``P_t⁻¹ ∘ Hess(½ρ²_p)(y_t) ∘ P_t`` in the frame of ``x``, ``y_t = exp_x(tX)``."""
+    s, si = sqrtm_spd(x)
+    y = spd.exp(x, t * X)
+    root, _ = sqrtm_spd(sym(si @ y @ si))
+    E = s @ root @ si
+    Ei = np.linalg.inv(E)
+    hess = _hessian(spd, y, p[None], np.ones(1))
+    return _operator_in_frame(spd, x, lambda v: Ei @ hess(E @ v @ E.T) @ Ei.T)
+
+
+def _third_derivative_norm(spd, x, p, X):
+    diff = lambda h: (_transported_hessian(spd, x, p, X, h) - _transported_hessian(spd, x, p, X, -h)) / (2 * h)
+    D = (4 * diff(FD_STEP / 2) - diff(FD_STEP)) / 3
+    return np.linalg.norm(sym(D), 2)
+
+
+def test_hessian_matches_second_differences_of_half_squared_distance():
+    """An oracle for ``karcher_terms``' Hessian, which (1) differentiates: ``⟨Hess X, X⟩`` is the
+    second derivative of ``½ρ²(exp_x(tX), p)``."""
+    rng = np.random.default_rng(10)
+    for k in (2, 3):
+        spd = SPDAffineInvariant(k)
+        for _ in range(5):
+            x, p = _random_spd(k, rng), _random_spd(k, rng)
+            X = spd.random_unit_tangent(x, rng=rng)
+            f = lambda t: 0.5 * spd.dist(spd.exp(x, t * X), p) ** 2
+            h = 1e-3
+            second = (f(h) - 2 * f(0.0) + f(-h)) / h**2
+            assert spd.inner(x, _hessian(spd, x, p[None], np.ones(1))(X), X) == pytest.approx(second, rel=1e-5)
+
+
+@pytest.mark.parametrize("rho", [0.05, 0.5, 1.0, 2.0])
+def test_third_derivative_along_the_geodesic_has_its_closed_form(rho):
+    """Along ``X = V/ρ``, ``V ∝ diag(1, −1)``, the transported Hessian's off-diagonal gain is
+    ``φ((ρ − t)/√2)``: the harness must find ``φ′(ρ/√2)/√2``, the claim's tight case."""
+    spd = SPDAffineInvariant(2)
+    direction = np.diag([1.0, -1.0]) / SQRT2
+    measured = _third_derivative_norm(spd, np.eye(2), expm_sym(rho * direction), direction)
+    assert measured == pytest.approx(_dphi(rho / SQRT2) / SQRT2, rel=1e-7)
+
+
+def _adversarial_directions(spd, x, p, rng):
+    """Unit tangent vectors at ``x``: random, ``±V``, eigenvectors of the Jacobi operator, and
+    mixtures of ``V`` with them (the worst found at ρ ≥ 2 is such a mixture)."""
+    k = x.shape[0]
+    s, si = sqrtm_spd(x)
+    l, U = np.linalg.eigh(sym(si @ spd.log(x, p) @ si))
+    V = U @ np.diag(l) @ U.T / np.linalg.norm(l)
+    order = np.argsort(l)
+    lo, hi = U[:, order[0]], U[:, order[-1]]
+    jacobi = (np.outer(lo, hi) + np.outer(hi, lo)) / SQRT2  # the largest eigenvalue (l_max − l_min)²/4
+    frame = [V, jacobi, sym(rng.standard_normal((k, k)))]
+    frame += [np.cos(a) * V + np.sin(a) * jacobi for a in np.linspace(0, np.pi, 13)[1:-1]]
+    frame += [V + 0.3 * sym(rng.standard_normal((k, k)))]
+    return [s @ (d / np.linalg.norm(d)) @ s for d in frame]
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_third_derivative_bound(k):
+    rng = np.random.default_rng(100 + k)
+    spd = SPDAffineInvariant(k)
+    worst = 0.0
+    for rho in (0.01, 0.3, 1.0, 2.0, 3.0):
+        x, p = _random_spd(k, rng), _random_spd(k, rng)
+        s, _ = sqrtm_spd(x)
+        # a random p moved along the geodesic from x to ρ(x, p) = rho, and a two-level V (l = (a, −a, 0, …))
+        two_level = s @ expm_sym(_two_level_logs(k, 1, rng)[0] * (rho / SQRT2)) @ s
+        for p in (spd.exp(x, spd.log(x, p) * (rho / spd.dist(x, p))), two_level):
+            for X in _adversarial_directions(spd, x, p, rng):
+                ratio = _third_derivative_norm(spd, x, p, X) / _ell(rho)
+                assert ratio <= 1.0 + 1e-7, (k, rho, ratio)
+                worst = max(worst, ratio)
+    assert worst > 0.999  # the tight direction was among those tried
+
+
+def test_third_derivative_constant_of_newton_constants():
+    """``L`` is ``ℓ`` at the ball's diameter (the bound increases in ρ)."""
+    spd = SPDAffineInvariant(3)
+    rhos = np.linspace(0.01, 6.0, 50)
+    assert np.all(np.diff(_ell(rhos)) > 0)
+    for radius in (0.1, 1.0, 1.5):
+        assert spd.newton_constants(radius, 10).L == pytest.approx(_ell(2 * radius), rel=1e-12)
+
+
+# -- (2) the second-order Hessian of newton_terms -------------------------------------------------
+
+def _hessian_gap(spd, x, records, weights):
+    """``Ĥ − Hess F`` at ``x`` in the frame of ``x``, on an orthonormal basis of ``Sym(k)``."""
+    k = x.shape[0]
+    _, H = spd.newton_terms(x, records, weights)
+    basis = _sym_basis(k).reshape(-1, k * k)  # Ĥ acts on row-major vec of frame matrices
+    exact = _operator_in_frame(spd, x, _hessian(spd, x, records, weights))
+    return sym(basis @ H @ basis.T - exact)
+
+
+def _records_at(spd, x, logs):
+    s, _ = sqrtm_spd(x)
+    return np.array([s @ expm_sym(v) @ s for v in logs])
+
+
+def _two_level_logs(k, n, rng):
+    """``Q diag(1, −1, 0, …) Qᵀ``: ``|l_j − l_k| = √2 ρ``, the case where the bound is tight."""
+    l = np.zeros(k)
+    l[:2] = 1.0, -1.0
+    qs = [np.linalg.qr(rng.standard_normal((k, k)))[0] for _ in range(n)]
+    return np.array([q @ np.diag(l) @ q.T for q in qs])
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_second_order_hessian_dominates_and_is_close(k):
+    rng = np.random.default_rng(200 + k)
+    spd = SPDAffineInvariant(k)
+    for trial in range(24):
+        x = _random_spd(k, rng, 1.0)
+        n = 1 + trial % 5 if trial < 20 else 300  # the last draws: many records
+        adversarial = trial % 2 == 1
+        logs = _two_level_logs(k, n, rng) if adversarial else np.array([sym(rng.standard_normal((k, k))) for _ in range(n)])
+        rho_max = [0.01, 0.3, 1.0, 2.0, 4.0][trial % 5]
+        logs *= (rho_max * rng.uniform(0.3, 1.0, n) / np.linalg.norm(logs, axis=(1, 2)))[:, None, None]
+        logs[0] *= rho_max / np.linalg.norm(logs[0])
+        records = _records_at(spd, x, logs)
+        rho = float(spd.dist(x, records).max())
+        weights = rng.dirichlet(np.ones(n)) * rng.uniform(0.5, 3.0)
+        gap = np.linalg.eigvalsh(_hessian_gap(spd, x, records, weights))
+        bound = weights.sum() * rho**4 / 180
+        assert gap[0] >= -1e-12, (k, trial, gap[0])  # Ĥ ≥ Hess, up to rounding
+        assert gap[-1] <= bound * (1 + 1e-9) + 1e-12, (k, trial, gap[-1] / bound)
+
+
+@pytest.mark.parametrize("a", [0.01, 0.1, 0.5, 1.0, 2.0])
+def test_second_order_hessian_gap_is_tight_for_two_levels(a):
+    """One record with ``l = (a, −a, 0)``: the gap is ``1 + a²/3 − φ(a)``, ``ρ⁴/180`` to leading order."""
+    spd = SPDAffineInvariant(3)
+    records = expm_sym(np.diag([a, -a, 0.0]))[None]
+    gap = np.linalg.eigvalsh(_hessian_gap(spd, np.eye(3), records, np.ones(1)))
+    assert gap[-1] == pytest.approx(1 + a * a / 3 - _phi(a), rel=1e-6, abs=1e-14)
+    assert gap[-1] <= (SQRT2 * a) ** 4 / 180
+    if a <= 0.1:
+        assert gap[-1] >= 0.99 * (SQRT2 * a) ** 4 / 180
+
+
+def test_newton_constants_cover_the_hessian_errors():
+    """``e`` covers ``Ĥ − Hess F`` for records in ``B_r(c)`` seen from ``x`` in the ball (``ρ ≤ 2r``);
+    ``tangent`` covers ``‖Hess F(c) − I‖``."""
+    rng = np.random.default_rng(250)
+    spd = SPDAffineInvariant(3)
+    for radius in (0.2, 1.0):
+        c = _random_spd(3, rng)
+        n = 40
+        records = spd.exp(c, spd.random_unit_tangent(c, size=n, rng=rng) * radius)
+        records[: n // 2] = spd.exp(c, -spd.log(c, records[n // 2:]))  # antipodal pairs: ρ up to 2r
+        x = records[0]
+        weights = np.full(n, 1.0 / n)
+        constants = spd.newton_constants(radius, n)
+        assert np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, records, weights))).max() <= constants.e
+        exact = _operator_in_frame(spd, c, _hessian(spd, c, records, weights))
+        assert np.linalg.norm(exact - np.eye(len(exact)), 2) <= constants.tangent
+
+
+# -- (3) exp_x is E(T)-Lipschitz on the T-ball of T_x ---------------------------------------------
+
+def _exp_ratio(spd, x, s, v):
+    T = max(spd.norm(x, s), spd.norm(x, v))
+    return spd.dist(spd.exp(x, s), spd.exp(x, v)) / (spd.norm(x, s - v) * _expansion(T))
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_exp_lipschitz_with_curvature_factor(k):
+    rng = np.random.default_rng(300 + k)
+    spd = SPDAffineInvariant(k)
+    for trial in range(60):
+        x = _random_spd(k, rng, 1.0)
+        T = rng.uniform(0.05, 3.0)
+        s = spd.random_unit_tangent(x, rng=rng) * T
+        if trial % 3 == 0:  # nearby
+            v = s + 1e-3 * spd.random_unit_tangent(x, rng=rng)
+        elif trial % 3 == 1:  # independent
+            v = spd.random_unit_tangent(x, rng=rng) * T * rng.uniform(0, 1)
+        else:  # commuting with s (a flat: the ratio is 1/E(T))
+            root, inv_root = sqrtm_spd(x)
+            _, U = np.linalg.eigh(sym(inv_root @ s @ inv_root))
+            v = root @ U @ np.diag(rng.standard_normal(k)) @ U.T @ root
+        v = v * min(1.0, T / spd.norm(x, v))
+        assert _exp_ratio(spd, x, s, v) <= 1.0 + 1e-9, (k, trial)
+
+
+@pytest.mark.parametrize("T", [0.1, 1.0, 3.0])
+def test_exp_lipschitz_is_tight_in_the_most_curved_plane(T):
+    """``s, v`` of norm ``T`` at a small angle in span{diag(1, −1), offdiag}, curvature −1/2."""
+    spd = SPDAffineInvariant(2)
+    a, b = np.diag([1.0, -1.0]) / SQRT2, np.array([[0.0, 1.0], [1.0, 0.0]]) / SQRT2
+    for angle in (0.3, 1e-2, 1e-3):
+        ratio = _exp_ratio(spd, np.eye(2), T * a, T * (np.cos(angle) * a + np.sin(angle) * b))
+        assert ratio <= 1.0 + 1e-9
+    assert ratio >= 1.0 - 1e-5
+    assert spd.newton_constants(1.0, 10).expansion == 0.5  # E(T) of NewtonConstants is this one
+
+
+# -- (4) projection onto the ball is non-expansive towards the ball -------------------------------
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_clip_to_ball_does_not_increase_distance_to_the_ball(k):
+    rng = np.random.default_rng(400 + k)
+    spd = SPDAffineInvariant(k)
+    for trial in range(60):
+        c = _random_spd(k, rng, 1.0)
+        r = rng.uniform(0.1, 3.0)
+        u = spd.random_unit_tangent(c, rng=rng)
+        factor = rng.uniform(1.0, 8.0) if trial % 2 else 1.0 + 10 ** rng.uniform(-6, -1)
+        y = spd.exp(c, u * r * factor)
+        if trial % 3 == 0:  # on the boundary, anywhere
+            z = spd.exp(c, spd.random_unit_tangent(c, rng=rng) * r)
+        elif trial % 3 == 1:  # on the boundary, next to the projection
+            w = u + 0.05 * spd.random_unit_tangent(c, rng=rng)
+            z = spd.exp(c, w * (r / spd.norm(c, w)))
+        else:
+            z = spd.exp(c, spd.random_unit_tangent(c, rng=rng) * r * rng.uniform(0, 1))
+        batched = spd.clip_to_ball(y[None], c, r)[0]
+        single = spd.clip_to_ball(y, c, r)  # the generic path of Manifold
+        for clipped in (batched, single):
+            assert spd.dist(c, clipped) <= r * (1 + 1e-9)
+            assert spd.dist(clipped, z) <= spd.dist(y, z) * (1 + 1e-10) + 1e-12, (k, trial)
+
+
+@pytest.mark.parametrize("radius", [0.1, 0.2])
+def test_newton_constants_e_is_nearly_attained(radius):
+    """A footpoint on the boundary of ``B_r(I)`` and every record at the opposite point, along a
+    two-level direction: the truncation error is ``(2r)⁴/180`` to leading order, so ``e`` cannot be
+    any smaller (halving its truncation term fails here)."""
+    spd = SPDAffineInvariant(3)
+    v = np.diag([1.0, -1.0, 0.0]) / SQRT2  # unit, two levels
+    x, record = expm_sym(radius * v), expm_sym(-radius * v)  # 2r apart, both on the boundary
+    n = 5
+    gap = np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, np.repeat(record[None], n, axis=0), np.full(n, 1.0 / n)))).max()
+    e = spd.newton_constants(radius, n).e
+    truncation = e - (1e-8 + 4.0 * n * np.finfo(float).eps)
+    assert truncation > 100 * (e - truncation)  # the truncation term dominates e here
+    assert gap <= e
+    assert gap >= 0.95 * truncation
