@@ -7,6 +7,7 @@ So for neighbouring datasets (one record replaced) the *outcome class* must be i
 import numpy as np
 import pytest
 
+from conftest import MANIFOLDS
 from manifold_dp import (Euclidean, Hyperbolic, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant,
                          SPDLogEuclidean, private_frechet_mean)
 from manifold_dp.manifolds.kendall import hermitian
@@ -380,3 +381,52 @@ def test_refusals_found_in_review_come_before_the_charge():
     far = H.exp(H.origin, 20.0 * H.random_unit_tangent(H.origin, rng=0))
     with pytest.raises(ValueError, match="distance 8 of the origin"):
         private_frechet_variance(H.random_point(far, 0.5, size=5, rng=1), H, center=far, radius=1.0, epsilon=1.0)
+
+
+def _call_trace(fn):
+    """The sequence of Python and C functions ``fn`` calls (names and lines): two runs with the same
+    trace did the same work, up to the data inside numpy's loops."""
+    import sys
+
+    calls = []
+
+    def profile(frame, event, arg):
+        where = frame.f_code.co_filename
+        if "manifold_dp" not in where and "numpy" not in where:  # not pytest's or the collector's own calls
+            return
+        if event == "call":
+            calls.append(f"{where.rsplit('/', 1)[-1]}:{frame.f_code.co_name}")
+        elif event == "c_call":
+            calls.append(getattr(arg, "__qualname__", getattr(arg, "__name__", repr(arg))))
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.parametrize("name", list(MANIFOLDS))
+@pytest.mark.parametrize("keep", [True, False])
+def test_record_preparation_does_the_same_work_for_neighbours(name, keep):
+    """Timing: preparing records that are all inside the ball, or with one replaced by a record far
+    outside it (clipped) or by NaN (replaced by the centre), runs the same calls in the same order —
+    an earlier version rebuilt only the clipped records (and copied the array only when one was),
+    which a wall-clock adversary could see."""
+    from manifold_dp.privacy.release import prepare_records
+
+    m = MANIFOLDS[name]
+    rng = np.random.default_rng(3)
+    radius = 0.5 * min(1.0, m.assumption_radius)
+    center = m.random_point(m.origin, radius, rng=rng)
+    D = m.random_point(center, 0.5 * radius, size=40, rng=rng)
+    far, nan = D.copy(), D.copy()
+    far[7] = m.random_point(center, 3.0 * radius, rng=rng) if np.isfinite(m.injectivity_radius) else \
+        m.exp(center, 5.0 * radius * m.random_unit_tangent(center, rng=rng))
+    nan[7] = np.nan
+    for X in (D, far, nan):  # warm numpy's and our first-use caches (np.finfo, envelopes)
+        prepare_records(m, X, center, radius, keep)
+    traces = [_call_trace(lambda X=X: prepare_records(m, X, center, radius, keep)) for X in (D, far, nan)]
+    assert prepare_records(m, far, center, radius)[1].clipped >= 1
+    assert traces[0] == traces[1] == traces[2]

@@ -406,6 +406,16 @@ class Manifold:
         w = np.asarray(weights, float) * scale
         return out, outside, np.tensordot(w, v, axes=(0, 0))
 
+    def clipped_log_sum(self, x, center, radius, weights):
+        """``(outside, Σ w_i log_center(x̃_i))`` of ``clip_and_log_sum`` without building the
+        clipped records (the mean on a flat chart needs only their log mean): the same work for
+        every record."""
+        v = self.log(center, np.asarray(x))
+        rho = self.norm(center, v)
+        outside = ~(rho <= radius)
+        scale = np.where(outside, radius / np.where(outside, rho, 1.0), 1.0)
+        return outside, np.tensordot(np.asarray(weights, float) * scale, v, axes=(0, 0))
+
     def _clip_with_logs(self, x, center, radius):
         """``(clipped, log_center(x), min(1, r/ρ), outside)``. Every record is rebuilt by ``exp``,
         inside the ball or not: the work must not depend on how many records were clipped (an

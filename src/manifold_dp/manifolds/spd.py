@@ -339,8 +339,9 @@ class SPDAffineInvariant(_SPD):
     @blas_limited
     def clip_to_ball(self, x, center, radius):
         """As ``Manifold.clip_to_ball``, from one ``eigh`` per record of ``c^-½ x c^-½``: its
-        eigenvalues ``w`` give ``ρ(c, x) = ‖log w‖``, and only the records outside the ball are
-        rebuilt, as ``c^½ U diag(w^(r/ρ)) Uᵀ c^½`` (``exp_c`` of the scaled ``log_c``)."""
+        eigenvalues ``w`` give ``ρ(c, x) = ‖log w‖``; the records outside the ball become
+        ``c^½ U diag(w^(r/ρ)) Uᵀ c^½`` (``exp_c`` of the scaled ``log_c``), built for every record so
+        that the work does not depend on how many are clipped."""
         x, center = np.asarray(x, float), np.asarray(center, float)
         if center.ndim != 2 or x.ndim < 2:
             return super().clip_to_ball(x, center, radius)
@@ -362,11 +363,9 @@ class SPDAffineInvariant(_SPD):
         rho = np.sqrt(np.sum(log_w**2, axis=-1))
         outside = ~(rho <= radius)
         scale = np.where(outside, radius / np.where(outside, rho, 1.0), 1.0)
-        out = x
-        if np.any(outside):
-            out = x.copy()
-            scaled = np.exp(log_w[outside] * scale[outside][..., None])
-            out[outside] = sym(s @ eig_apply(u[outside], scaled) @ s)
+        # every record is rebuilt, inside the ball or not: the work must not depend on how many are clipped
+        rebuilt = sym(s @ eig_apply(u, np.exp(log_w * scale[..., None])) @ s)
+        out = np.where(outside[..., None, None], rebuilt, x)
         return out, outside, (s, u, log_w, scale)
 
     def inner(self, p, u, v):

@@ -502,7 +502,7 @@ PREPARE_BLOCK = 1 << 15  # array entries per block of prepare_records (its tempo
 PREPARE_MIN_ROWS = 256  # but at least this many records (per-block work: the centre's decomposition)
 
 
-def prepare_records(manifold, X, center, radius):
+def prepare_records(manifold, X, center, radius, keep=True):
     """Record by record: non-finite or off-manifold records become ``center``
     (data-independent), the rest are projected onto the manifold and clipped into
     ``B_radius(center)``. Users' layouts (``manifold.user_point_shapes``) are converted first.
@@ -513,18 +513,24 @@ def prepare_records(manifold, X, center, radius):
     ``RecordCounts`` (not private: for the data holder's diagnostics only). The counts cost no
     extra pass: finiteness and the manifold check are the ones the replacement needs, and a record
     counts as clipped when the clip moved it. Blocks of ``PREPARE_BLOCK`` entries: the memory
-    beyond the output is a small multiple of one block, whatever ``n``."""
+    beyond the output is a small multiple of one block, whatever ``n``.
+
+    ``keep=False`` (the mean on a flat chart, which is ``exp_center(log_mean)``): the clipped
+    records are not built, only their log mean and the counts; ``records`` then holds no record
+    (a statistic that reads them fails instead of reading unclipped ones)."""
     X = np.asarray(X)
     n = X.shape[0]
-    out = np.empty((n,) + tuple(manifold.point_shape), dtype=manifold.dtype, order=manifold.records_order)
+    shape = ((n if keep else 0),) + tuple(manifold.point_shape)
+    out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
     log_mean, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
     # the extrinsic start of the certified mean's Newton steps, where it takes them (public: radius, n)
     newton = None if manifold.flat_chart else manifold.newton_constants(radius, n)
-    start_stats = 0.0 if newton is not None and newton.extrinsic is not None else None
+    start_stats = 0.0 if keep and newton is not None and newton.extrinsic is not None else None
     for start in range(0, n, rows):
-        block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n)
-        out[start:start + rows] = block
+        block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n, keep)
+        if keep:
+            out[start:start + rows] = block
         log_mean = log_mean + part
         if start_stats is not None:
             start_stats = start_stats + manifold.mean_start_stats(block, np.full(len(block), 1.0 / n))
@@ -534,26 +540,31 @@ def prepare_records(manifold, X, center, radius):
     return PreparedRecords(out, center, log_mean, start_stats), RecordCounts(int(n), non_finite, off_manifold, clipped)
 
 
-def _prepare_chunk(manifold, X, center, radius, weight):
-    """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``."""
-    fused = manifold.prepare_block(X, center, radius, weight)
+def _prepare_chunk(manifold, X, center, radius, weight, keep=True):
+    """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``
+    (``records`` is ``None`` when ``keep`` is false: the clipped records are not built)."""
+    fused = manifold.prepare_block(X, center, radius, weight) if keep else None
     if fused is not None:
         return fused
     points, finite, ok = _validity(manifold, X)
     inside = _sanitised(manifold, points, ok, center)
     with np.errstate(all="ignore"):
+        if not keep:
+            moved, log_sum = manifold.clipped_log_sum(inside, center, radius, np.full(len(ok), weight))
+            return None, finite, ok, moved, log_sum
         X, moved, log_sum = manifold.clip_and_log_sum(inside, center, radius, np.full(len(ok), weight))
     return X, finite, ok, moved, log_sum
 
 
 @blas_limited
-def prepared(manifold, X, center, radius):
+def prepared(manifold, X, center, radius, keep=True):
     """The prepared records, in memory (with one ``RecordsWarning`` giving the counts when any
     record was replaced or clipped), or (Dask) prepared block by block on the workers. On Dask
     arrays the diagnostics are skipped: the records are read once per pass of the certified mean
-    and no pass is spent on counting (``strict=True`` still makes its own validity pass)."""
+    and no pass is spent on counting (``strict=True`` still makes its own validity pass).
+    ``keep=False``: only the clipped records' log mean (``prepare_records``)."""
     if not is_dask(X):
-        records, counts = prepare_records(manifold, X, center, radius)
+        records, counts = prepare_records(manifold, X, center, radius, keep)
         warn_records(manifold, counts, radius)
         return records
     X = X.rechunk({i: -1 for i in range(1, X.ndim)})
@@ -741,6 +752,12 @@ def _mean_stages(manifold, p, radius, epsilon, round_to, warn=True):
     return cal, check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius), warn=warn)
 
 
+def _reads_records(manifold, cal):
+    """Whether the mean's statistic reads the prepared records (public: the space and the
+    mechanism); on a flat chart the Fréchet mean is ``exp_center`` of the clipped log mean alone."""
+    return not (manifold.flat_chart and cal.measurement.statistic == "frechet_mean")
+
+
 def _mean_plan(manifold, p, radius, cal, grid, records):
     """Stage 4 of the mean at ``radius`` on the ``prepared`` records (charged already)."""
     center = p["center"]
@@ -770,7 +787,7 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
     warn_if_mostly_noise(manifold, "frechet_mean", cal.measurement, p["radius"], p["n"])
     check_strict(manifold, X, p["strict"])
     charge(p["accountant"], cal.measurement)
-    records = prepared(manifold, X, p["center"], p["radius"])
+    records = prepared(manifold, X, p["center"], p["radius"], keep=_reads_records(manifold, cal))
     return _mean_plan(manifold, p, p["radius"], cal, grid, records)
 
 
@@ -1065,7 +1082,8 @@ def _auto_plan(X, manifold, p, round_to, statistic, stages, build):
     note = f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read)"
     return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p["epsilon"]),
                     float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon),
-                    lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(manifold, X, center, radius)))
+                    lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(
+                        manifold, X, center, radius, keep=build is not _mean_plan or _reads_records(manifold, cal))))
 
 
 @dataclass(frozen=True)

@@ -427,9 +427,11 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
     # gradient, and the whole answer on a flat chart
     prepared = isinstance(X, PreparedRecords)
     first = X.log_mean_at(center) if prepared else None
+    if manifold.flat_chart and first is not None:  # prepared without their records (keep=False) too
+        return manifold.exp(center, first)
     records = X if isinstance(X, Records) else Records(X, manifold)
     if manifold.flat_chart:
-        return manifold.exp(center, first) if first is not None else _start(manifold, records)
+        return _start(manifold, records)
     plan = certified_schedule(manifold, radius, accuracy, records.n)
     if plan.passes > MAX_CERTIFIED_ITERATIONS:
         raise ValueError(
