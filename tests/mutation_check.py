@@ -152,6 +152,8 @@ MUTATIONS = {
     "spd-clip-copies-only-when-clipping": ("manifolds/spd.py", "        out = np.where(outside[..., None, None], rebuilt, x)\n",
                                            "        out = x.copy() if np.any(outside) else x\n        out[outside] = rebuilt[outside]\n",
                                            "SPD-AI preparation copies the records only when one is clipped (timing)"),
+    "sphere-subnormals-kept": ("manifolds/sphere.py", "        np.copyto(Y, 0.0, where=np.abs(Y) < R * TINY)\n", "",
+                               "subnormal coordinates reach the passes (a slow float path: timing)"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }

@@ -12,6 +12,7 @@ from .euclidean import _check_dim
 __all__ = ["Sphere"]
 
 ROW_BLOCK = 1 << 13  # records per block where one point meets many (distances, the mean's passes)
+TINY = 2.0**-300  # relative size below which a coordinate is flushed to 0 when records are prepared
 PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points meet many records (KNG)
 
 
@@ -189,8 +190,9 @@ class Sphere(Manifold):
     def prepare_block(self, X, center, radius, weight):
         """One block of ``privacy.release.prepare_records`` in fused vector passes (the generic
         path's results to rounding): ``(records, finite, ok, moved, Σ weight·log_center x̃_i)``.
-        Non-finite records and records whose norm is off ``R`` by more than ``POINT_ATOL``
-        (relative) become the centre; the rest are scaled to the sphere and clipped into
+        Coordinates below ``R·2⁻³⁰⁰`` are set to 0 first (a move below ``1e−90·R``, far under
+        any accuracy; subnormal arithmetic is slow). Non-finite records and records whose norm is
+        off ``R`` by more than ``POINT_ATOL`` (relative) become the centre; the rest are scaled to the sphere and clipped into
         ``B_r(center)``. Every record goes through the same operations: the clipped image is
         built for all of them (the work does not depend on how many are moved)."""
         X = np.asarray(X, float)
@@ -198,6 +200,9 @@ class Sphere(Manifold):
             return None  # the generic path raises the shape error
         R, u = self.radius, np.asarray(center, float) / self.radius
         Y = np.array(X.T, order="C")  # coordinates × records, our copy: every product below runs along the records
+        # coordinates below R·2⁻³⁰⁰ become 0 before any arithmetic: subnormal operands (or squares) make the
+        # CPU's float units take a slow path, and one such record made a release measurably slower (timing)
+        np.copyto(Y, 0.0, where=np.abs(Y) < R * TINY)
         ones = np.ones(len(Y))
         with np.errstate(all="ignore"):
             finite = ones @ (Y * 0.0) == 0.0  # NaN and ±inf give NaN
@@ -295,6 +300,10 @@ class Sphere(Manifold):
         R = self.radius
         Y = np.asarray(X, float) if R == 1.0 else np.asarray(X, float) / R
         return Y, R, True, (lambda c: R * np.asarray(c, float) / np.linalg.norm(c))
+
+    def float_error(self, center, radius):
+        """Distances and clipping err by a few ulps of the coordinates, whose size is ``R``."""
+        return 16 * np.finfo(float).eps * (self.radius + radius)
 
     def _fixed_direction(self, x):
         # the coordinate axis least aligned with x, made tangent: depends on x only
