@@ -11,7 +11,6 @@ import pytest
 from scipy import stats
 from scipy.integrate import cumulative_trapezoid, dblquad
 from scipy.optimize import brentq
-from scipy.special import betaln
 
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant, private_frechet_mean
 from manifold_dp.audit import audit, power_check

@@ -308,13 +308,11 @@ class CertifiedSchedule:
     """How ``certified_frechet_mean`` reaches its accuracy, fixed from public values only: from
     ``start`` — the public centre (``"center"``), the projected extrinsic mean (``"extrinsic"``)
     or the tangent step ``exp_c((1/n) Σ log_c x_i)`` (``"tangent"``) — ``gradient_steps``
-    projected gradient steps, then ``newton_steps`` projected Newton steps. ``bound`` is the
-    guaranteed ``ρ(μ, x̄)`` at the end."""
+    projected gradient steps, then ``newton_steps`` projected Newton steps."""
 
     start: str
     gradient_steps: int
     newton_steps: int
-    bound: float
     h: float
     H: float
     L: float | None = None
@@ -378,7 +376,7 @@ def certified_schedule(manifold, radius, accuracy, n):
     h = hessian_lower_bound(radius, kmax)
     H = hessian_upper_bound(4.0 * radius, kmin)
     K = certified_iterations(h, H, radius, accuracy)
-    best, best_cost = CertifiedSchedule("center", K, 0, accuracy, h, H), float(K)
+    best, best_cost = CertifiedSchedule("center", K, 0, h, H), float(K)
     c = None if manifold.flat_chart else manifold.newton_constants(radius, n)
     if c is None:
         return best
@@ -391,7 +389,7 @@ def certified_schedule(manifold, radius, accuracy, n):
     for start, k, d in options:
         steps = _newton_steps(d, c, h, accuracy)
         if steps is not None and k + c.cost * steps < best_cost:
-            best, best_cost = CertifiedSchedule(start, k, steps, accuracy, h, H, c.L), k + c.cost * steps
+            best, best_cost = CertifiedSchedule(start, k, steps, h, H, c.L), k + c.cost * steps
     return best
 
 
