@@ -447,3 +447,37 @@ def test_sphere_preparation_flushes_subnormal_coordinates():
         assert not np.any((records != 0) & (np.abs(records) < tiny))
         assert not np.any((records != 0) & (np.abs(records) < 2.0**-300 * m.radius))
         assert np.all(records[3:5, :2] == 0) and np.all(records[5, :2] != 0)
+
+
+def _conditioned(k, kappa, seed):
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((k, k)))
+    return q, (q * np.geomspace(1.0, 1.0 / kappa, k)) @ q.T
+
+
+@pytest.mark.parametrize("m", [SPDAffineInvariant(2), SPDAffineInvariant(5), SPDLogEuclidean(3)], ids=repr)
+def test_an_spd_ball_the_footpoint_check_would_split_is_refused_before_the_charge(m, monkeypatch):
+    """The released footpoint (a private point of the ball) is checked before the draw; the check of
+    one matrix takes a shifted Cholesky and, where that fails, eigenvalues — different times, and
+    near singularity a refusal. A ball reaching condition numbers where both can happen is refused
+    from public values before the accountant is charged; below that every point of the ball takes
+    the Cholesky path (here: the eigenvalue routine made to fail, and boundary points still pass)."""
+    k, r = m.k, 0.5
+    limit = m.ball_condition(np.eye(k), r)[1]
+    _, bad_center = _conditioned(k, 2.0 * limit, 1)
+    acct = PrivacyAccountant(epsilon=1.0)
+    X = np.stack([bad_center] * 5)
+    got = outcome(lambda: private_frechet_mean(X, m, center=bad_center, radius=r, epsilon=1.0, accountant=acct))
+    assert got[0] == "ValueError" and "condition numbers" in got[1] and acct.spent()[0] == 0.0
+    q, center = _conditioned(k, 0.99 * limit * np.exp(-2.0 * r), 2)
+    lam = np.geomspace(1.0, np.exp(2.0 * r) / (0.99 * limit), k)
+    # on the boundary, commuting with the centre (distance ‖l‖ on both metrics), at the extreme conditions
+    edge = [(q * (lam * np.exp(logs))) @ q.T
+            for logs in (np.r_[np.zeros(k - 1), -r], np.r_[r, np.zeros(k - 1)], np.r_[r / 2**0.5, np.zeros(k - 2), -r / 2**0.5])]
+    assert all(float(m.dist(center, x)) <= r + m.float_error(center, r) for x in edge)
+
+    def no_eigenvalues(*args, **kwargs):
+        raise AssertionError("the eigenvalue path of the membership check was taken")
+
+    monkeypatch.setattr(np.linalg, "eigvalsh", no_eigenvalues)
+    for x in edge:
+        assert m.check_point(x)[0] and m.validate_point(x).shape == (k, k)

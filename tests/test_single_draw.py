@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from manifold_dp.privacy import RiemannianLaplace
 from manifold_dp.privacy.single_draws import _SingleRadius
 
@@ -37,7 +37,8 @@ CASES = {
     "S2_wide": (Sphere(2), 2.0, Sphere(2).origin),
     "S5": (Sphere(5), 0.8, Sphere(5).random_point(Sphere(5).origin, 1.0, rng=1)),
     "S3_radius2": (Sphere(3, radius=2.0), 0.6, Sphere(3, radius=2.0).origin),
-    "S40": (Sphere(40), 0.02, Sphere(40).random_point(Sphere(40).origin, 1.0, rng=7)),  # direction: random_unit_tangent
+    "S40": (Sphere(40), 0.02, Sphere(40).random_point(Sphere(40).origin, 1.0, rng=7)),
+    "S70": (Sphere(70), 0.02, Sphere(70).random_point(Sphere(70).origin, 1.0, rng=8)),  # direction: random_unit_tangent
     "H2": (Hyperbolic(2), 0.5, Hyperbolic(2).random_point(Hyperbolic(2).origin, 2.0, rng=2)),
     "H2_near_limit": (Hyperbolic(2), 0.9, Hyperbolic(2).origin),
     "kendall5": (KendallShape2D(5), 0.3, KendallShape2D(5).random_point(KendallShape2D(5).origin, 0.5, rng=3)),
@@ -127,6 +128,52 @@ def test_a_bad_footpoint_is_refused_every_time(case):
     for bad in BAD_FOOTPOINTS[case]:  # at() checks too
         with pytest.raises(ValueError, match="footpoint"):
             lap.at(bad)
+
+
+def _one_point_candidates(m, rng):
+    """Valid points (SPD: condition numbers up to 1e15), points near the membership tolerance and
+    hostile ones: NaN, inf, 1e308, subnormal coordinates, zero, off-norm, asymmetric, indefinite."""
+    if isinstance(m, Sphere):
+        size = m.dim + 1
+        good = [m.random_point(m.origin, 2.0, rng=rng) for _ in range(20)] + [m.origin, -m.origin]
+        edge = [x * (1.0 + f) for x in good[:4] for f in (-2e-6, -5e-7, 5e-7, 2e-6)]
+        tiny = np.zeros(size)
+        tiny[-1], tiny[0] = m.radius, 5e-324
+        hostile = [np.full(size, np.nan), np.full(size, np.inf), np.full(size, 1e308), np.zeros(size), tiny,
+                   np.full(size, 1e-200)]
+    else:
+        good = []
+        for cond in (1.0, 1e3, 1e8, 1e12, 1e15):
+            for _ in range(4):
+                q, _ = np.linalg.qr(rng.standard_normal((2, 2)))
+                good.append((q * (np.exp(rng.uniform(-20, 20)) * np.array([1.0, cond]))) @ q.T)
+        edge = [x + np.array([[0.0, f], [0.0, 0.0]]) * np.linalg.norm(x) for x in good[:4] for f in (3e-7, 2e-6)]
+        hostile = [np.array([[1.0, 2.0], [2.0, 1.0]]), -np.eye(2), np.zeros((2, 2)), np.array([[1.0, 1.0], [1.0, 1.0]]),
+                   np.array([[np.nan, 0.0], [0.0, 1.0]]), np.array([[np.inf, 0.0], [0.0, 1.0]]),
+                   np.array([[1e308, 1e308], [1e308, 1e308]]), np.diag([5e-324, 1.0]), np.diag([1e-300, 1e-300])]
+    return good + edge + hostile
+
+
+@pytest.mark.parametrize("m", [Sphere(1), Sphere(2), Sphere(5, radius=3.0), Sphere(63), Sphere(64), SPDAffineInvariant(2),
+                               SPDLogEuclidean(2), SPDAffineInvariant(3)], ids=repr)
+def test_the_one_point_check_agrees_with_the_general_one(m):
+    """``validate_point`` checks one point with Python floats where the space has such a path
+    (single draws check their footpoint on every call): it must accept exactly what
+    ``check_point`` accepts and return the same projection, and refuse the rest with its reason."""
+    rng = np.random.default_rng(4)
+    fast = 0
+    for x in _one_point_candidates(m, rng):
+        ok, reason = m.check_point(x)
+        if m._validate_one(np.asarray(x, float)) is not None:
+            fast += 1
+            assert ok, "the fast path accepted a point the general check refuses"
+        if ok:
+            np.testing.assert_allclose(m.validate_point(x), m.project(x), rtol=4 * np.finfo(float).eps, atol=0)
+        else:
+            with pytest.raises(ValueError, match=f"footpoint is not a point of .*{reason.split(' (')[0][:20]}"):
+                m.validate_point(x, "footpoint")
+    big = isinstance(m, Sphere) and m.dim + 1 > 64 or isinstance(m, SPDAffineInvariant) and m.k > 2
+    assert fast == 0 if big else fast >= 20  # where the path exists it took the valid points
 
 
 def test_at_refuses_batches_and_restricted_laws():

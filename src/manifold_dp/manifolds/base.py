@@ -183,6 +183,11 @@ class Manifold:
         """A public bound on the float64 error of distances and clipping near ``B_r(center)``."""
         return 16 * np.finfo(float).eps * (1.0 + radius)
 
+    def ball_condition(self, center, radius):
+        """``(κ, limit)``: the largest condition number of a point of ``B_r(center)`` and the largest
+        one float64 handles alike for every point (SPD); ``None`` where the notion does not apply."""
+        return None
+
     def exp_coordinate_offset(self, center):
         """How far the centre's coordinates already sit along an ``exp`` that can overflow float64
         (``None``: coordinates are bounded or linear in ``ρ``)."""
@@ -366,10 +371,26 @@ class Manifold:
         """``x`` as an array projected onto the manifold, or ``ValueError`` naming the parameter
         ``name`` (with ``check_point``'s reason) when it is not a point."""
         x = np.asarray(x, dtype=self.dtype)
+        if x.shape == tuple(self.point_shape):
+            quick = self._validate_one(x)
+            if quick is not None:
+                return quick
         ok, reason = self.check_point(x)
         if not ok:
             raise ValueError(f"{name} is not a point of {self!r}: {reason}")
         return self.project(x)
+
+    def _validate_one(self, x):
+        """A fast path of ``validate_point`` for one point with Python floats (single draws check
+        their footpoint on every call): the projected point when ``x`` passes the same checks, else
+        ``None`` and the general path decides (and names the reason). Default: always ``None``."""
+        return None
+
+    def single_polar_frame(self, x):
+        """One validated point as the list that ``polar_point(frame, ρ, rng)`` (one draw of
+        ``exp_x(ρ u)``, ``u`` a uniform unit tangent, with Python floats) takes, or ``None`` where
+        the space has no such path (the default)."""
+        return None
 
     def _any_point(self):
         """A fixed valid point, used to keep arithmetic on masked-out entries harmless."""

@@ -1,8 +1,9 @@
-"""Batched matrix functions of symmetric matrices, all through ``eigh``.
+"""Batched matrix functions of symmetric matrices, through ``eigh`` (and one closed form for a 2×2 root).
 
 Every function takes arrays of shape ``(..., k, k)`` and broadcasts over the leading axes.
 """
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -69,6 +70,19 @@ def sqrtm_spd(a):
     w, u = np.linalg.eigh(a)
     s = np.sqrt(w)
     return eig_apply(u, s), eig_apply(u, 1.0 / s)
+
+
+def sqrtm_spd_one(a):
+    """``sqrtm_spd(a)[0]`` of one matrix; at ``k = 2`` the closed form ``(a + sI)/√(tr a + 2s)``,
+    ``s = √det a`` (Python floats; the eigen route where ``det a`` does not come out positive)."""
+    if a.shape == (2, 2):
+        (p, q), (_, r) = a.tolist()
+        det = p * r - q * q
+        if det > 0.0:
+            s = math.sqrt(det)
+            t = math.sqrt(p + r + 2.0 * s)
+            return np.array([[(p + s) / t, q / t], [q / t, (r + s) / t]])
+    return sqrtm_spd(a)[0]
 
 
 def vecd(s):

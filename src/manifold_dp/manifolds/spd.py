@@ -6,6 +6,7 @@ metric are kept in log coordinates (symmetric matrices), as docs/theory.md §1 d
 Points ``(..., k, k)``.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ NEWTON_BLOCK = 4096  # records per block of the Newton pass (its k²-wide rows s
 __all__ = ["SPDAffineInvariant", "SPDLogEuclidean"]
 
 CHOLESKY_MARGIN = 64.0  # the fast path of _positive_definite shifts by this × k² ε ‖a‖_F
+EPS, SMALLEST = float(np.finfo(float).eps), float(np.finfo(float).tiny)
 
 
 def _eigenvalues_positive(w, k):
@@ -93,6 +95,22 @@ class _SPD(Manifold):
     def project(self, x):
         return sym(np.asarray(x, dtype=float))
 
+    def _validate_one(self, x):
+        # k = 2 with floats: the checks of ``_checks`` and the Cholesky fast path of
+        # ``_positive_definite``; anything it does not pass goes to the general path
+        if self.k != 2:
+            return None
+        (a, b), (c, d) = x.tolist()
+        scale = max(math.sqrt(a * a + b * b + c * c + d * d), SMALLEST)
+        if not math.sqrt(2.0) * abs(b - c) <= POINT_ATOL * scale:  # False for NaN and inf too
+            return None
+        m = 0.5 * (b + c)
+        shift = CHOLESKY_MARGIN * 4 * EPS * math.sqrt(a * a + 2.0 * m * m + d * d)
+        head = a - shift
+        if not head > 0.0 or not (d - shift) - m * m / head > 0.0:
+            return None
+        return np.array([[a, m], [m, d]])
+
     # -- capabilities shared by both metrics ---------------------------------------------------
     ambient_dim = property(lambda self: self.dim)
 
@@ -116,6 +134,21 @@ class _SPD(Manifold):
     def float_error(self, center, radius):
         w = np.linalg.eigvalsh(center)
         return 16 * np.finfo(float).eps * (w[-1] / w[0]) * np.exp(2 * radius)
+
+    def ball_condition(self, center, radius):
+        """Every ``x`` in ``B_r(center)`` has its eigenvalues in ``[λmin(c)e^(−r), λmax(c)e^r]``
+        (affine-invariant: those of ``c^-½ x c^-½`` lie in ``[e^(−r), e^r]``, then Ostrowski;
+        log-Euclidean: Weyl on ``log x = log c + E``, ``‖E‖₂ ≤ r``), so ``κ(x) ≤ κ(c)e^(2r)``.
+        Below ``1/(128 k^2.5 ε)`` the shifted Cholesky of ``_positive_definite`` (shift
+        ``τ ≤ 64 k^2.5 ε λmax ≤ λmin/2``) factors ``A = x − τI`` of condition ``≤ 2κ``; it runs to
+        completion when ``λmin(H) > kγ_(k+1)/(1 − kγ_(k+1))``, ``H`` the unit-diagonal scaling of
+        ``A``, ``γ_m = mu/(1 − mu)``, ``u = ε/2`` (Higham 2002, Thm 10.7), and here
+        ``λmin(H) ≥ 1/κ(A) ≥ 1/(2κ) ≥ 64 k^2.5 ε``, far above ``kγ_(k+1) ≈ k(k+1)ε/2``: every point of
+        the ball passes the same path of the check (so does the released footpoint, a point of the
+        ball)."""
+        w = np.linalg.eigvalsh(np.asarray(center, float))
+        limit = 1.0 / (128.0 * self.k**2.5 * EPS)
+        return float(w[-1] / w[0] * np.exp(2.0 * radius)), limit
 
     def exp_coordinate_offset(self, center):
         return float(np.max(np.abs(np.log(np.linalg.eigvalsh(center)))))

@@ -14,6 +14,7 @@ __all__ = ["Sphere"]
 ROW_BLOCK = 1 << 13  # records per block where one point meets many (distances, the mean's passes)
 TINY = 2.0**-300  # relative size below which a coordinate is flushed to 0 when records are prepared
 PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points meet many records (KNG)
+SINGLE_FLOAT_MAX_SIZE = 64  # one point up to this many coordinates is checked and drawn around with Python floats
 
 
 @dataclass(frozen=True)
@@ -316,6 +317,37 @@ class Sphere(Manifold):
     def _checks(self, x, atol):
         nrm = np.linalg.norm(x, axis=-1)
         return [(np.abs(nrm - self.radius) <= atol * self.radius, f"norm differs from the radius {self.radius} by more than {atol:g} (relative)")]
+
+    def _validate_one(self, x):
+        # the checks of ``_checks`` with floats; anything else (NaN, inf, overflow, off-norm) goes
+        # to the general path, which refuses it with its reason
+        if x.size > SINGLE_FLOAT_MAX_SIZE:
+            return None
+        nrm = math.hypot(*x.tolist())
+        if not abs(nrm - self.radius) <= POINT_ATOL * self.radius:  # False for NaN and inf too
+            return None
+        return x * (self.radius / nrm)
+
+    def single_polar_frame(self, x):
+        """One validated point as a list of floats, for ``polar_point`` (``None`` above
+        ``SINGLE_FLOAT_MAX_SIZE`` coordinates)."""
+        return x.tolist() if x.size <= SINGLE_FLOAT_MAX_SIZE else None
+
+    def polar_point(self, p, rho, rng):
+        """``exp_p(ρ u)``, ``u`` a uniform unit tangent at ``p``, with Python floats (single draws):
+        ``u`` is a standard normal vector of ``R^(d+1)`` projected onto ``T_p`` and normalised."""
+        R = self.radius
+        g = rng.standard_normal(len(p)).tolist()
+        along = sum(map(float.__mul__, p, g)) / (R * R)
+        v = [b - along * a for a, b in zip(p, g)]
+        norm = math.hypot(*v)
+        if norm == 0.0:  # g ∥ p, probability 0: the manifold's uniform direction instead
+            return self.exp(np.array(p), self.random_unit_tangent(np.array(p), rng=rng) * rho)
+        t = rho / R
+        c, s = math.cos(t), R * math.sin(t) / norm
+        out = [c * a + s * b for a, b in zip(p, v)]
+        scale = R / math.hypot(*out)
+        return np.array([o * scale for o in out])
 
     def project(self, x):
         x = np.asarray(x, float)

@@ -8,12 +8,13 @@ capabilities (``manifolds.base``), never their classes.
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .._random import as_generator
 from .._validation import check_positive
-from ..manifolds.matrix import eig_apply, sqrtm_spd, sym
+from ..manifolds.matrix import eig_apply, sqrtm_spd, sqrtm_spd_one, sym
 from ..stats.frechet import riemannian_gradient
 from .samplers import (MAX_ROUNDS, cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
                        sample_gaussian_radius, sample_laplace_radius, sample_radius_concave_volume)
@@ -112,8 +113,7 @@ def _ball_draw(m, mu, center, radius, grid, G, sigma, n, rng):
     return m.exp(mu, u * m._expand(rho)), acceptance
 
 
-@dataclass(frozen=True, eq=False)
-class _Frame:
+class _Frame(NamedTuple):
     """A validated footpoint of ``RiemannianLaplace``: ``single`` (one point, not a batch) and the
     per-footpoint constants single draws reuse (``RiemannianLaplace._footpoint_constants``)."""
 
@@ -207,6 +207,10 @@ class RiemannianLaplace:
 
     def sample(self, footpoint, size=None, *, rng=None):
         """Exact draws, shape ``size + point_shape``; or one draw per footpoint of a batch."""
+        if size is None and self.restrict_to is None:  # single draws: the short path
+            frame = self._footpoint_frame(footpoint)
+            if frame.single:
+                return self._single_draw(frame, as_generator(rng))[0]
         return self.sample_with_stats(footpoint, size=size, rng=rng)[0]
 
     def sample_with_stats(self, footpoint, size=None, *, rng=None):
@@ -272,7 +276,7 @@ class RiemannianLaplace:
     def _footpoint_frame(self, footpoint):
         """The validated footpoint and what single draws at it use (a ``_Frame``)."""
         eta = self.manifold.validate_point(footpoint, "footpoint")
-        if self.manifold.batch_shape(eta):
+        if eta.ndim > len(self.manifold.point_shape):
             return _Frame(eta, False, None)
         return _Frame(eta, True, self._footpoint_constants(eta))
 
@@ -295,11 +299,15 @@ class RiemannianLaplace:
         """Per footpoint: ``η^½`` (affine-invariant SPD); else an orthonormal basis of ``T_η``,
         flattened to ``(d, size of a point)``, so that ``Σ z_i b_i`` with ``z`` uniform on the unit
         sphere of ``R^d`` is a uniform unit tangent (``None``: ``random_unit_tangent`` instead, when
-        ``d > SINGLE_BASIS_MAX_DIM`` or the space gives no basis). Which of the two is used depends
-        on the manifold only, so a seed gives the same draw whether the frame was kept or not."""
+        ``d > SINGLE_BASIS_MAX_DIM`` or the space gives no basis); on small spheres the point as a
+        list of floats (``single_polar_frame``; ``polar_point`` draws around it). Which is used depends on
+        the manifold only, so a seed gives the same draw whether the frame was kept or not."""
         m = self.manifold
         if m.laplace_sampler == "spd_log_eigen":
-            return sqrtm_spd(eta)[0]
+            return sqrtm_spd_one(eta)
+        polar = m.single_polar_frame(eta)  # Python floats (small spheres)
+        if polar is not None:
+            return polar
         if m.dim > SINGLE_BASIS_MAX_DIM:  # the basis costs d² per draw: random_unit_tangent is O(d)
             return None
         try:
@@ -331,6 +339,8 @@ class RiemannianLaplace:
             x, proposals = sampler.draw(rng, frame.constants)
             return x, 1.0 / proposals
         rho, proposals = sampler.draw(rng)
+        if isinstance(frame.constants, list):  # the space's Python-float path (small spheres)
+            return m.polar_point(frame.constants, rho, rng), 1.0 / proposals
         if frame.constants is None:
             v = m.random_unit_tangent(eta, rng=rng) * rho
         else:
