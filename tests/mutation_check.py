@@ -140,7 +140,7 @@ MUTATIONS = {
                               "the sphere's Hessian Lipschitz bound halved (too few Newton steps)"),
     "newton-spd-halve-L": ("manifolds/spd.py", "L=float(D / 3.0 * f(b))", "L=float(D / 6.0 * f(b))",
                            "the SPD Hessian Lipschitz bound halved"),
-    "newton-spd-truncation-halved": ("manifolds/spd.py", "e=float(D**4 / 180.0 +", "e=float(D**4 / 360.0 +",
+    "newton-spd-truncation-halved": ("manifolds/spd.py", "e=float(D**8 / 75600.0 +", "e=float(D**8 / 151200.0 +",
                                      "the truncated SPD Hessian's error bound halved"),
     "newton-spd-no-expansion": ("manifolds/spd.py", "expansion=0.5,", "expansion=0.0,",
                                 "exp taken 1-Lipschitz on negatively curved SPD"),
@@ -164,6 +164,8 @@ MUTATIONS = {
                                      "    if False:\n", "an SPD ball where the footpoint check could take either path is not refused"),
     "spd-ball-condition-loose": ("manifolds/spd.py", "        limit = 1.0 / (128.0 * self.k**2.5 * EPS)\n",
                                  "        limit = 100.0 / (128.0 * self.k**2.5 * EPS)\n", "the SPD ball condition limit 100× too loose"),
+    "newton-spd-sixth-order-dropped": ("manifolds/spd.py", "(4, -1.0 / 720.0), (6, 1.0 / 30240.0)", "(4, -1.0 / 720.0)",
+                                       "the SPD Newton Hessian loses its sixth-order term (e not covering it)"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }

@@ -8,6 +8,8 @@ Points ``(..., k, k)``.
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
+from math import comb
 
 import numpy as np
 
@@ -23,6 +25,7 @@ __all__ = ["SPDAffineInvariant", "SPDLogEuclidean"]
 
 CHOLESKY_MARGIN = 64.0  # the fast path of _positive_definite shifts by this × k² ε ‖a‖_F
 EPS, SMALLEST = float(np.finfo(float).eps), float(np.finfo(float).tiny)
+_NEWTON_PAIRS = ((1, 1), (2, 2), (3, 3), (3, 1), (4, 2), (5, 1))  # the Gram matrices of newton_terms: a ≥ b, a + b even
 
 
 def _eigenvalues_positive(w, k):
@@ -61,6 +64,16 @@ def _positive_definite(a):
         except np.linalg.LinAlgError:
             pass
     return _eigenvalues_positive(np.linalg.eigvalsh(a), k)
+
+
+@lru_cache(maxsize=64)
+def _vech_index(k):
+    """``(upper, full)``: the row-major positions of the upper triangle of a ``k × k`` matrix, and
+    for every position the index of its entry among them (symmetric matrices)."""
+    rows, cols = np.triu_indices(k)
+    position = np.empty((k, k), dtype=np.intp)
+    position[rows, cols] = position[cols, rows] = np.arange(len(rows))
+    return rows * k + cols, position.reshape(-1)
 
 
 class _SPD(Manifold):
@@ -325,8 +338,10 @@ class SPDAffineInvariant(_SPD):
         Böttcher–Wenzel), ``‖Hess‖ ≤ f(ρ²/2)``; ``f = 1 + Σ_m 2s/(s + m²π²)`` is operator monotone, its
         divided differences a positive Schur multiplier of norm ``≤ f′(0) = 1/3``. Hence
         ``‖∇Hess ½ρ²_p‖ ≤ (ρ/3)·f(ρ²/2)``, increasing in ``ρ``: ``L = (D/3)(D/√2) coth(D/√2)``.
-        ``e``: ``newton_terms`` keeps ``φ(t) = t coth t ≈ 1 + t²/3`` (``0 ≤ 1 + t²/3 − φ ≤ t⁴/45``,
-        ``t = |l_j − l_k|/2 ≤ ρ/√2``), an error ``≤ D⁴/180``, plus float. ``tangent``:
+        ``e``: ``newton_terms`` keeps ``φ(t) = t coth t`` to sixth order; with ``x = t²/(mπ)²``,
+        ``φ = 1 + Σ_m 2x/(1 + x)`` and ``2x/(1+x) = 2x − 2x² + 2x³ − 2x⁴/(1+x)``, so
+        ``0 ≤ (1 + t²/3 − t⁴/45 + 2t⁶/945) − φ ≤ 2t⁸ζ(8)/π⁸ = t⁸/4725``; ``t = |l_j − l_k|/2 ≤ ρ/√2``
+        bounds the error by ``D⁸/75600``, plus float. ``tangent``:
         ``‖Hess F(c) − I‖ ≤ f(r²/2) − 1``. ``expansion = ½`` (curvature ``≥ −½``)."""
         D = 2.0 * radius
         if not D > 0:
@@ -334,34 +349,58 @@ class SPDAffineInvariant(_SPD):
         b = D / np.sqrt(2.0)
         f = lambda a: float(a / np.tanh(a)) if a > 1e-8 else 1.0
         return NewtonConstants(
-            L=float(D / 3.0 * f(b)), e=float(D**4 / 180.0 + 1e-8 + 4.0 * n * np.finfo(float).eps), expansion=0.5,
-            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.0 + self.k / 10.0)
+            L=float(D / 3.0 * f(b)), e=float(D**8 / 75600.0 + 1e-8 + 4.0 * n * np.finfo(float).eps), expansion=0.5,
+            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.2 + self.k**2 / 1000.0)
 
     @blas_limited
     def newton_terms(self, x, X, weights, unit=False):
         """``(Σ w_i V_i, Ĥ)`` in the frame of ``x`` (``v ↦ x^-½ v x^-½``, an isometry onto
-        ``T_I``), ``V_i = Logm(x^-½ X_i x^-½)``: one ``eigh`` per record. ``Ĥ`` is the ``k² × k²``
-        matrix (row-major ``vec``) of ``X ↦ X + (1/12) Σ w_i (V_i²X + XV_i² − 2V_iXV_i)``, the
-        Hessian of ``F`` at ``x`` with ``t coth t`` kept to second order (the exact one is
-        ``U (Φ ∘ UᵀXU) Uᵀ``, ``Φ_jk = φ((l_j − l_k)/2)``): ``Σ w_i V_i ⊗ V_i`` is one Gram matrix of the
-        ``vec V_i``. ``weights`` may be one number (equal weights)."""
+        ``T_I``), ``V_i = Logm(x^-½ X_i x^-½)``: one ``eigh`` per record. The exact Hessian of ``F``
+        at ``x`` is ``Σ w_i U_i (Φ_i ∘ U_iᵀXU_i) U_iᵀ``, ``Φ_jk = φ((l_j − l_k)/2)``, ``φ(t) = t coth t``
+        (``k⁴`` work per record); ``Ĥ`` keeps ``φ`` to sixth order,
+        ``1 + t²/3 − t⁴/45 + 2t⁶/945``, i.e. ``Ĥ = Σ w_i (I + ad²/12 − ad⁴/720 + ad⁶/30240)`` with
+        ``ad = ad_(V_i)`` (``ad^(2m) X = Σ_p (−1)^p C(2m, p) V^(2m−p) X V^p``): as a ``k² × k²`` matrix
+        (row-major ``vec``) it needs ``Σ w_i V_i^a ⊗ V_i^b``, Gram matrices of the ``vec V_i^a``.
+        ``weights`` may be one number (equal weights)."""
         x, k = np.asarray(x, float), self.k
         _, si = sqrtm_spd(x)
         X, w = np.asarray(X, float), np.asarray(weights, float)
-        g, A2, G, total = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k * k, k * k)), 0.0
+        # Gram matrices over the k(k+1)/2 distinct entries of the symmetric V^a (a third of the work),
+        # expanded afterwards: vec V = vech V read at `full`
+        upper, full = _vech_index(k)
+        g, total = np.zeros((k, k)), 0.0
+        grams = {pair: 0.0 for pair in _NEWTON_PAIRS}
         for i in range(0, len(X), NEWTON_BLOCK):
             lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + NEWTON_BLOCK]))
-            log_w = np.log(lam)
-            wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + NEWTON_BLOCK], lam.shape[:1])
-            g = g + eig_weighted_sum(u, log_w * wi[:, None])
-            A2 = A2 + eig_weighted_sum(u, log_w**2 * wi[:, None])
-            V = eig_apply(u, log_w).reshape(len(lam), k * k)
-            G = G + (V * wi[:, None]).T @ V
+            m = len(lam)
+            wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + NEWTON_BLOCK], (m,))
+            V = [None, eig_apply(u, np.log(lam))]
+            V += [V[1] @ V[1]]
+            V += [V[2] @ V[1], V[2] @ V[2]]
+            V += [V[4] @ V[1]]
+            g = g + (np.sum(V[1], axis=0) * float(w) if w.ndim == 0 else np.tensordot(wi, V[1], axes=(0, 0)))
+            half = [None] + [v.reshape(m, k * k)[:, upper] for v in V[1:]]
+            for a, b in _NEWTON_PAIRS:
+                grams[a, b] = grams[a, b] + (half[a].T @ half[b] if w.ndim == 0 else (half[a] * wi[:, None]).T @ half[b])
             total += float(np.sum(wi))
-        kron_sum = G.reshape(k, k, k, k).transpose(0, 2, 1, 3).reshape(k * k, k * k)  # Σ w_i V_i ⊗ V_i
+        grams = {pair: (float(w) * G if w.ndim == 0 else G)[np.ix_(full, full)] for pair, G in grams.items()}
+
+        def kron(a, b):  # Σ w V^a ⊗ V^b from the Gram matrix of vec V^a and vec V^b
+            G = grams[a, b] if (a, b) in grams else grams[b, a].T
+            return G.reshape(k, k, k, k).transpose(0, 2, 1, 3).reshape(k * k, k * k)
+
+        def power_sum(a):  # Σ w V^(2a) = Σ w V^a V^a: a partial trace of the Gram matrix of vec V^a
+            return np.einsum("jmlm->jl", grams[a, a].reshape(k, k, k, k))
+
         eye = np.eye(k)
-        H = total * np.eye(k * k) + (np.kron(A2, eye) + np.kron(eye, A2) - 2.0 * kron_sum) / 12.0
-        return sym(g), H
+        H = total * np.eye(k * k)
+        for order, scale in ((2, 1.0 / 12.0), (4, -1.0 / 720.0), (6, 1.0 / 30240.0)):
+            even = power_sum(order // 2)
+            term = np.kron(even, eye) + np.kron(eye, even)
+            for p in range(1, order):
+                term += (-1) ** p * comb(order, p) * kron(order - p, p)
+            H += scale * term
+        return sym(g), sym(H)
 
     def newton_step(self, x, g, H):
         """The tangent vector ``s`` at ``x`` with ``Ĥ[x^-½ s x^-½] = g`` (both in the frame of ``x``)."""
