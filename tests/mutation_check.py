@@ -166,6 +166,11 @@ MUTATIONS = {
                                  "        limit = 100.0 / (128.0 * self.k**2.5 * EPS)\n", "the SPD ball condition limit 100× too loose"),
     "newton-spd-sixth-order-dropped": ("manifolds/spd.py", "(4, -1.0 / 720.0), (6, 1.0 / 30240.0)", "(4, -1.0 / 720.0)",
                                        "the SPD Newton Hessian loses its sixth-order term (e not covering it)"),
+    "newton-spd-cheaper-truncations-halved": ("manifolds/spd.py", "cheaper=((2, float(D**4 / 180.0 + rounding)",
+                                              "cheaper=((2, float(D**4 / 360.0 + rounding)",
+                                              "the second-order SPD Hessian's error bound halved"),
+    "newton-spd-fourth-order-halved": ("manifolds/spd.py", "(4, float(D**6 / 3780.0 + rounding)",
+                                       "(4, float(D**6 / 7560.0 + rounding)", "the fourth-order SPD Hessian's error bound halved"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }

@@ -11,7 +11,8 @@ multiplies ``UᵀXU`` entrywise by ``φ((l_j − l_k)/2)``.
     2 × 2 block, where the ratio is ``1 − ρ²(1/15 + 1/6) + O(ρ⁴)``.
 (2) ``Ĥ = I + ad²/12 − ad⁴/720 + ad⁶/30240`` (``newton_terms``: ``φ`` to sixth order, ``ad = ad_V``)
     satisfies ``0 ≤ Ĥ − Hess ≤ ρ⁸/75600``, also for weighted sums with ``ρ = max ρ_i`` (per unit
-    weight); tight for ``l = (a, −a, 0, …)``.
+    weight); tight for ``l = (a, −a, 0, …)``. The cheaper orders: second ``0 ≤ Ĥ − Hess ≤ ρ⁴/180``,
+    fourth ``0 ≤ Hess − Ĥ ≤ ρ⁶/3780``.
 (3) ``ρ(exp_x s, exp_x v) ≤ E(T)|s − v|`` for ``|s|, |v| ≤ T``, ``E(T) = sinh(T/√2)/(T/√2)``
     (Rauch, curvature ≥ −1/2); tight for nearby ``s, v`` of norm ``T`` in a curvature −1/2 plane.
 (4) ``clip_to_ball`` onto ``B_r(c)`` does not increase the distance to any point of the ball.
@@ -165,12 +166,19 @@ def test_third_derivative_constant_of_newton_constants():
         assert spd.newton_constants(radius, 10).L == pytest.approx(_ell(2 * radius), rel=1e-12)
 
 
-# -- (2) the sixth-order Hessian of newton_terms -------------------------------------------------
+# -- (2) the truncated Hessians of newton_terms (orders 2, 4, 6) --------------------------------
 
-def _hessian_gap(spd, x, records, weights):
+# per order: the Taylor polynomial of φ(t) = t coth t, the bound on |poly − φ| as a power of ρ
+# (t ≤ ρ/√2) and the sign of Ĥ − Hess (the series alternates: 2 and 6 above, 4 below)
+ORDERS = {2: (lambda t: 1 + t**2 / 3, lambda rho: rho**4 / 180, 1),
+          4: (lambda t: 1 + t**2 / 3 - t**4 / 45, lambda rho: rho**6 / 3780, -1),
+          6: (lambda t: 1 + t**2 / 3 - t**4 / 45 + 2 * t**6 / 945, lambda rho: rho**8 / 75600, 1)}
+
+
+def _hessian_gap(spd, x, records, weights, order=6):
     """``Ĥ − Hess F`` at ``x`` in the frame of ``x``, on an orthonormal basis of ``Sym(k)``."""
     k = x.shape[0]
-    _, H = spd.newton_terms(x, records, weights)
+    _, H = spd.newton_terms(x, records, weights, order=order)
     basis = _sym_basis(k).reshape(-1, k * k)  # Ĥ acts on row-major vec of frame matrices
     exact = _operator_in_frame(spd, x, _hessian(spd, x, records, weights))
     return sym(basis @ H @ basis.T - exact)
@@ -189,8 +197,10 @@ def _two_level_logs(k, n, rng):
     return np.array([q @ np.diag(l) @ q.T for q in qs])
 
 
+@pytest.mark.parametrize("order", sorted(ORDERS))
 @pytest.mark.parametrize("k", [2, 3, 5])
-def test_sixth_order_hessian_dominates_and_is_close(k):
+def test_truncated_hessian_is_on_its_side_and_close(k, order):
+    _, bound_of, sign = ORDERS[order]
     rng = np.random.default_rng(200 + k)
     spd = SPDAffineInvariant(k)
     for trial in range(24):
@@ -204,23 +214,25 @@ def test_sixth_order_hessian_dominates_and_is_close(k):
         records = _records_at(spd, x, logs)
         rho = float(spd.dist(x, records).max())
         weights = rng.dirichlet(np.ones(n)) * rng.uniform(0.5, 3.0)
-        gap = np.linalg.eigvalsh(_hessian_gap(spd, x, records, weights))
-        bound = weights.sum() * rho**8 / 75600
-        assert gap[0] >= -1e-12, (k, trial, gap[0])  # Ĥ ≥ Hess, up to rounding
+        gap = sign * np.linalg.eigvalsh(_hessian_gap(spd, x, records, weights, order))[::sign]
+        bound = weights.sum() * bound_of(rho)
+        assert gap[0] >= -1e-12 * (1 + bound), (k, trial, gap[0])  # on its side of Hess, up to rounding
         assert gap[-1] <= bound * (1 + 1e-9) + 1e-12, (k, trial, gap[-1] / bound)
 
 
+@pytest.mark.parametrize("order", sorted(ORDERS))
 @pytest.mark.parametrize("a", [0.1, 0.2, 0.5, 1.0, 2.0])
-def test_sixth_order_hessian_gap_is_tight_for_two_levels(a):
-    """One record with ``l = (a, −a, 0)``: the gap is ``1 + a²/3 − a⁴/45 + 2a⁶/945 − φ(a)``,
-    ``ρ⁸/75600`` to leading order."""
+def test_truncated_hessian_gap_is_tight_for_two_levels(a, order):
+    """One record with ``l = (a, −a, 0)``: the gap is ``poly(a) − φ(a)``, the order's bound to
+    leading order."""
+    poly, bound_of, sign = ORDERS[order]
     spd = SPDAffineInvariant(3)
     records = expm_sym(np.diag([a, -a, 0.0]))[None]
-    gap = np.linalg.eigvalsh(_hessian_gap(spd, np.eye(3), records, np.ones(1)))
-    assert gap[-1] == pytest.approx(1 + a**2 / 3 - a**4 / 45 + 2 * a**6 / 945 - _phi(a), rel=1e-6, abs=1e-14)
-    assert gap[-1] <= (SQRT2 * a) ** 8 / 75600
+    gap = sign * np.linalg.eigvalsh(_hessian_gap(spd, np.eye(3), records, np.ones(1), order))[::sign]
+    assert sign * gap[-1] == pytest.approx(poly(a) - _phi(a), rel=1e-6, abs=1e-14)
+    assert gap[-1] <= bound_of(SQRT2 * a)
     if a <= 0.2:
-        assert gap[-1] >= 0.99 * (SQRT2 * a) ** 8 / 75600
+        assert gap[-1] >= 0.99 * bound_of(SQRT2 * a)
 
 
 def test_newton_constants_cover_the_hessian_errors():
@@ -236,7 +248,8 @@ def test_newton_constants_cover_the_hessian_errors():
         x = records[0]
         weights = np.full(n, 1.0 / n)
         constants = spd.newton_constants(radius, n)
-        assert np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, records, weights))).max() <= constants.e
+        for order, e in [(order, e) for order, e, _ in constants.cheaper] + [(6, constants.e)]:
+            assert np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, records, weights, order))).max() <= e, order
         exact = _operator_in_frame(spd, c, _hessian(spd, c, records, weights))
         assert np.linalg.norm(exact - np.eye(len(exact)), 2) <= constants.tangent
 
@@ -306,17 +319,20 @@ def test_clip_to_ball_does_not_increase_distance_to_the_ball(k):
             assert spd.dist(clipped, z) <= spd.dist(y, z) * (1 + 1e-10) + 1e-12, (k, trial)
 
 
-@pytest.mark.parametrize("radius", [0.4, 0.5])
-def test_newton_constants_e_is_nearly_attained(radius):
+@pytest.mark.parametrize("order, radius", [(2, 0.1), (2, 0.2), (4, 0.2), (4, 0.3), (6, 0.4), (6, 0.5)])
+def test_newton_constants_e_is_nearly_attained(order, radius):
     """A footpoint on the boundary of ``B_r(I)`` and every record at the opposite point, along a
-    two-level direction: the truncation error is ``(2r)⁸/75600`` to leading order (``0.95`` of it
-    at ``r = 0.5``), so ``e`` cannot be any smaller (halving its truncation term fails here)."""
+    two-level direction: the truncation error of each order is its bound (``(2r)⁴/180``,
+    ``(2r)⁶/3780``, ``(2r)⁸/75600``) to leading order (``0.95`` of it at ``r = 0.5``), so no ``e``
+    of ``newton_constants`` can be any smaller (halving its truncation term fails here)."""
     spd = SPDAffineInvariant(3)
     v = np.diag([1.0, -1.0, 0.0]) / SQRT2  # unit, two levels
     x, record = expm_sym(radius * v), expm_sym(-radius * v)  # 2r apart, both on the boundary
     n = 5
-    gap = np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, np.repeat(record[None], n, axis=0), np.full(n, 1.0 / n)))).max()
-    e = spd.newton_constants(radius, n).e
+    records = np.repeat(record[None], n, axis=0)
+    gap = np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, records, np.full(n, 1.0 / n), order))).max()
+    constants = spd.newton_constants(radius, n)
+    e = {o: e for o, e, _ in constants.cheaper}.get(order, constants.e)
     truncation = e - (1e-8 + 4.0 * n * np.finfo(float).eps)
     assert truncation > 100 * (e - truncation)  # the truncation term dominates e here
     assert gap <= e

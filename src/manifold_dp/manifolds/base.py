@@ -52,7 +52,10 @@ class NewtonConstants:
     (0 on the sphere); ``extrinsic``: the projected extrinsic mean's distance bound to ``x̄``
     (``None``: no such start); ``tangent``: a bound on ``‖Hess F(c) − I‖``, making
     ``exp_c((1/n) Σ log_c x_i)`` a Newton step with ``Ĥ = I`` (``None``: not offered);
-    ``cost``: a Newton pass in gradient passes (public, for the schedule's choice)."""
+    ``cost``: a Newton pass in gradient passes (public, for the schedule's choice);
+    ``cheaper``: ``(order, e, cost)`` of cheaper Hessians ``newton_terms(..., order=order)``
+    computes (affine-invariant SPD: ``t coth t`` truncated sooner), which the schedule may take
+    for the first steps, where the bound is still far above ``e``."""
 
     L: float
     e: float
@@ -60,6 +63,7 @@ class NewtonConstants:
     extrinsic: float | None = None
     tangent: float | None = None
     cost: float = 2.0
+    cheaper: tuple = ()
 
 
 def sn_over(t, kappa=1.0):

@@ -25,7 +25,8 @@ __all__ = ["SPDAffineInvariant", "SPDLogEuclidean"]
 
 CHOLESKY_MARGIN = 64.0  # the fast path of _positive_definite shifts by this × k² ε ‖a‖_F
 EPS, SMALLEST = float(np.finfo(float).eps), float(np.finfo(float).tiny)
-_NEWTON_PAIRS = ((1, 1), (2, 2), (3, 3), (3, 1), (4, 2), (5, 1))  # the Gram matrices of newton_terms: a ≥ b, a + b even
+# the Gram matrices (a, b) of newton_terms at each order of its Hessian: a ≥ b ≥ 1, a + b even, ≤ order
+_NEWTON_ORDERS = {2: ((1, 1),), 4: ((1, 1), (2, 2), (3, 1)), 6: ((1, 1), (2, 2), (3, 3), (3, 1), (4, 2), (5, 1))}
 
 
 def _eigenvalues_positive(w, k):
@@ -341,47 +342,54 @@ class SPDAffineInvariant(_SPD):
         ``e``: ``newton_terms`` keeps ``φ(t) = t coth t`` to sixth order; with ``x = t²/(mπ)²``,
         ``φ = 1 + Σ_m 2x/(1 + x)`` and ``2x/(1+x) = 2x − 2x² + 2x³ − 2x⁴/(1+x)``, so
         ``0 ≤ (1 + t²/3 − t⁴/45 + 2t⁶/945) − φ ≤ 2t⁸ζ(8)/π⁸ = t⁸/4725``; ``t = |l_j − l_k|/2 ≤ ρ/√2``
-        bounds the error by ``D⁸/75600``, plus float. ``tangent``:
+        bounds the error by ``D⁸/75600``, plus float; kept to second or fourth order (``cheaper``,
+        for the first steps) ``t⁴/45`` or ``2t⁶/945`` (the same series), ``D⁴/180`` or ``D⁶/3780``. ``tangent``:
         ``‖Hess F(c) − I‖ ≤ f(r²/2) − 1``. ``expansion = ½`` (curvature ``≥ −½``)."""
         D = 2.0 * radius
         if not D > 0:
             return None
         b = D / np.sqrt(2.0)
         f = lambda a: float(a / np.tanh(a)) if a > 1e-8 else 1.0
+        rounding, k2 = 1e-8 + 4.0 * n * np.finfo(float).eps, self.k**2
         return NewtonConstants(
-            L=float(D / 3.0 * f(b)), e=float(D**8 / 75600.0 + 1e-8 + 4.0 * n * np.finfo(float).eps), expansion=0.5,
-            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.2 + self.k**2 / 1000.0)
+            L=float(D / 3.0 * f(b)), e=float(D**8 / 75600.0 + rounding), expansion=0.5,
+            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.3 + k2 / 800.0,
+            cheaper=((2, float(D**4 / 180.0 + rounding), 1.0 + k2 / 5000.0),
+                     (4, float(D**6 / 3780.0 + rounding), 1.1 + k2 / 1400.0)))
 
     @blas_limited
-    def newton_terms(self, x, X, weights, unit=False):
+    def newton_terms(self, x, X, weights, unit=False, order=6):
         """``(Σ w_i V_i, Ĥ)`` in the frame of ``x`` (``v ↦ x^-½ v x^-½``, an isometry onto
         ``T_I``), ``V_i = Logm(x^-½ X_i x^-½)``: one ``eigh`` per record. The exact Hessian of ``F``
         at ``x`` is ``Σ w_i U_i (Φ_i ∘ U_iᵀXU_i) U_iᵀ``, ``Φ_jk = φ((l_j − l_k)/2)``, ``φ(t) = t coth t``
-        (``k⁴`` work per record); ``Ĥ`` keeps ``φ`` to sixth order,
+        (``k⁴`` work per record); ``Ĥ`` keeps ``φ`` to ``order`` 2, 4 or 6,
         ``1 + t²/3 − t⁴/45 + 2t⁶/945``, i.e. ``Ĥ = Σ w_i (I + ad²/12 − ad⁴/720 + ad⁶/30240)`` with
         ``ad = ad_(V_i)`` (``ad^(2m) X = Σ_p (−1)^p C(2m, p) V^(2m−p) X V^p``): as a ``k² × k²`` matrix
-        (row-major ``vec``) it needs ``Σ w_i V_i^a ⊗ V_i^b``, Gram matrices of the ``vec V_i^a``.
-        ``weights`` may be one number (equal weights)."""
+        (row-major ``vec``) it needs ``Σ w_i V_i^a ⊗ V_i^b`` (``a + b ≤ order``, ``a, b ≥ 1``), Gram
+        matrices of the ``vec V_i^a``. ``weights`` may be one number (equal weights)."""
         x, k = np.asarray(x, float), self.k
+        terms = _NEWTON_ORDERS[order]
+        top = max(a for a, _ in terms)
         _, si = sqrtm_spd(x)
         X, w = np.asarray(X, float), np.asarray(weights, float)
         # Gram matrices over the k(k+1)/2 distinct entries of the symmetric V^a (a third of the work),
         # expanded afterwards: vec V = vech V read at `full`
         upper, full = _vech_index(k)
         g, total = np.zeros((k, k)), 0.0
-        grams = {pair: 0.0 for pair in _NEWTON_PAIRS}
+        grams = {pair: 0.0 for pair in terms}
         for i in range(0, len(X), NEWTON_BLOCK):
             lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + NEWTON_BLOCK]))
             m = len(lam)
             wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + NEWTON_BLOCK], (m,))
-            V = [None, eig_apply(u, np.log(lam))]
-            V += [V[1] @ V[1]]
-            V += [V[2] @ V[1], V[2] @ V[2]]
-            V += [V[4] @ V[1]]
-            g = g + (np.sum(V[1], axis=0) * float(w) if w.ndim == 0 else np.tensordot(wi, V[1], axes=(0, 0)))
-            half = [None] + [v.reshape(m, k * k)[:, upper] for v in V[1:]]
-            for a, b in _NEWTON_PAIRS:
-                grams[a, b] = grams[a, b] + (half[a].T @ half[b] if w.ndim == 0 else (half[a] * wi[:, None]).T @ half[b])
+            V = np.empty((m, top, k, k))  # V^1 … V^top
+            V[:, 0] = eig_apply(u, np.log(lam))
+            for a in range(2, top + 1):
+                np.matmul(V[:, a // 2 - 1], V[:, a - a // 2 - 1], out=V[:, a - 1])
+            g = g + (np.sum(V[:, 0], axis=0) * float(w) if w.ndim == 0 else np.tensordot(wi, V[:, 0], axes=(0, 0)))
+            half = V.reshape(m, top, k * k)[:, :, upper]
+            for a, b in terms:
+                left = half[:, a - 1] if w.ndim == 0 else half[:, a - 1] * wi[:, None]
+                grams[a, b] = grams[a, b] + left.T @ half[:, b - 1]
             total += float(np.sum(wi))
         grams = {pair: (float(w) * G if w.ndim == 0 else G)[np.ix_(full, full)] for pair, G in grams.items()}
 
@@ -394,11 +402,11 @@ class SPDAffineInvariant(_SPD):
 
         eye = np.eye(k)
         H = total * np.eye(k * k)
-        for order, scale in ((2, 1.0 / 12.0), (4, -1.0 / 720.0), (6, 1.0 / 30240.0)):
-            even = power_sum(order // 2)
+        for degree, scale in ((2, 1.0 / 12.0), (4, -1.0 / 720.0), (6, 1.0 / 30240.0))[:order // 2]:
+            even = power_sum(degree // 2)
             term = np.kron(even, eye) + np.kron(eye, even)
-            for p in range(1, order):
-                term += (-1) ** p * comb(order, p) * kron(order - p, p)
+            for p in range(1, degree):
+                term += (-1) ** p * comb(degree, p) * kron(degree - p, p)
             H += scale * term
         return sym(g), sym(H)
 

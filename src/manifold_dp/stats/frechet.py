@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -106,8 +107,11 @@ def _start(manifold, records):
     return manifold.mean_start(sum(records.map(_blk_init_stats, manifold)))
 
 
-def _blk_newton(block, w, n, manifold, x, unit):
-    return manifold.newton_terms(x, np.asarray(block), 1.0 / n if w is None else w, unit)  # a scalar: no n-array
+def _blk_newton(block, w, n, manifold, x, unit, order=None):
+    weights = 1.0 / n if w is None else w  # a scalar: no n-array
+    if order is None:
+        return manifold.newton_terms(x, np.asarray(block), weights, unit)
+    return manifold.newton_terms(x, np.asarray(block), weights, unit, order=order)
 
 
 def _blk_sq_dist_sum(block, w, n, manifold, x):
@@ -308,7 +312,8 @@ class CertifiedSchedule:
     """How ``certified_frechet_mean`` reaches its accuracy, fixed from public values only: from
     ``start`` — the public centre (``"center"``), the projected extrinsic mean (``"extrinsic"``)
     or the tangent step ``exp_c((1/n) Σ log_c x_i)`` (``"tangent"``) — ``gradient_steps``
-    projected gradient steps, then ``newton_steps`` projected Newton steps."""
+    projected gradient steps, then ``newton_steps`` projected Newton steps; ``orders``: the
+    Hessian each Newton step computes (``NewtonConstants.cheaper``; empty: the space's own)."""
 
     start: str
     gradient_steps: int
@@ -316,6 +321,7 @@ class CertifiedSchedule:
     h: float
     H: float
     L: float | None = None
+    orders: tuple = ()
 
     @property
     def passes(self):
@@ -328,8 +334,9 @@ class CertifiedSchedule:
                     "sensitivity")
         first = {"extrinsic": "from the extrinsic mean", "tangent": "after the tangent step from the centre",
                  "center": f"after {self.gradient_steps} projected gradient steps from the centre"}[self.start]
+        orders = f", Hessians of order {'/'.join(map(str, self.orders))}" if self.orders else ""
         return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {self.newton_steps} projected Newton "
-                f"steps {first} (h = {self.h:.3g}, Hessian Lipschitz bound L = {self.L:.3g}; docs/theory.md §2); "
+                f"steps {first} (h = {self.h:.3g}, Hessian Lipschitz bound L = {self.L:.3g}{orders}; docs/theory.md §2); "
                 "twice that is included in the sensitivity")
 
 
@@ -363,6 +370,32 @@ def _newton_steps(d, c, h, accuracy):
     return None
 
 
+def _newton_plan(d, c, h, accuracy):
+    """The cheapest run of Newton steps from the bound ``d`` to ``accuracy``: ``(cost, orders)``,
+    ``orders`` the Hessian of each step — cheaper truncations (``c.cheaper``) first, the space's
+    own (``None``) last — or ``None`` when no run contracts. Public values only."""
+    levels = [(order, e, cost) for order, e, cost in c.cheaper] + [(None, c.e, c.cost)]
+    best = None
+
+    def search(d, start, orders, cost):
+        nonlocal best
+        if d <= accuracy:
+            if best is None or cost < best[0]:
+                best = (cost, tuple(orders))
+            return
+        if len(orders) >= NEWTON_CAP or (best is not None and cost >= best[0]):
+            return
+        for j in range(start, len(levels)):  # orders never decrease along a run
+            order, e, step_cost = levels[j]
+            following = _newton_bound(d, c, h, e)
+            if following < d:
+                search(following, j, orders + [order], cost + step_cost)
+
+    search(d, 0, [], 0.0)
+    return best
+
+
+@lru_cache(maxsize=256)
 def certified_schedule(manifold, radius, accuracy, n):
     """The cheapest public schedule of ``certified_frechet_mean`` that guarantees
     ``ρ(μ, x̄) ≤ accuracy`` for every dataset of ``n`` records in a ball of radius ``radius``.
@@ -387,9 +420,10 @@ def certified_schedule(manifold, radius, accuracy, n):
     if c.tangent is not None:  # the tangent step: a Newton step with Ĥ = I from the centre (‖Ĥ⁻¹‖ = 1)
         options.append(("tangent", 0, min(_newton_bound(radius, c, 1.0, c.tangent), 2.0 * radius)))
     for start, k, d in options:
-        steps = _newton_steps(d, c, h, accuracy)
-        if steps is not None and k + c.cost * steps < best_cost:
-            best, best_cost = CertifiedSchedule(start, k, steps, h, H, c.L), k + c.cost * steps
+        plan = _newton_plan(d, c, h, accuracy)
+        if plan is not None and k + plan[0] < best_cost:
+            orders = plan[1] if any(o is not None for o in plan[1]) else ()
+            best, best_cost = CertifiedSchedule(start, k, len(plan[1]), h, H, c.L, orders), k + plan[0]
     return best
 
 
@@ -447,8 +481,8 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
         g = first if step == 0 and plan.start == "center" and first is not None else \
             sum(records.map(_blk_log_sum, manifold, mu))  # −∇F(μ)
         mu = manifold.clip_to_ball(manifold.exp(mu, g / plan.H), center, radius)
-    for _ in range(plan.newton_steps):
-        parts = records.map(_blk_newton, manifold, mu, prepared)
+    for step in range(plan.newton_steps):
+        parts = records.map(_blk_newton, manifold, mu, prepared, plan.orders[step] if plan.orders else None)
         g, A = sum(p[0] for p in parts), sum(p[1] for p in parts)
         mu = manifold.clip_to_ball(manifold.exp(mu, manifold.newton_step(mu, g, A)), center, radius)
     return mu
