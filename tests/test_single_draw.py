@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, private_frechet_mean
 from manifold_dp.privacy import RiemannianLaplace
 from manifold_dp.privacy.single_draws import _SingleRadius
 
@@ -201,3 +201,19 @@ def test_the_single_draw_envelope_refuses_a_log_density_that_is_not_concave():
     ok = _SingleRadius(lambda r: np.log(r) - r, lambda r: 1.0 / r - 1.0, np.inf, "Gamma(2, 1)")
     rho = np.array([ok.draw(np.random.default_rng(s))[0] for s in range(2000)])
     assert stats.kstest(rho, stats.gamma(2.0).cdf).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_single_draws_work_on_spheres_of_any_radius(d):
+    """Where ``ρ/R`` at the end ``πR`` of the radial range rounds an ulp past ``π`` (R = 3.7, 0.9,
+    1/3, …) the log-volume's slope came out ``+huge`` there, the envelope took that end for the
+    mode (``log f = −∞``) and every single draw failed: releases on those spheres were impossible."""
+    for R in np.geomspace(0.1, 100.0, 37).tolist() + [1 / 3, 0.9, 1.8, 3.7]:
+        m = Sphere(d, radius=R)
+        for rel in (0.05, 1.0):
+            law = RiemannianLaplace(m, rel * R)
+            x = np.stack([law.sample(m.origin, rng=i) for i in range(5)])
+            assert bool(np.all(m.belongs(x))), (R, rel)
+    m = Sphere(2, radius=3.7)
+    X = m.random_point(m.origin, 0.5, size=50, rng=1)
+    assert m.belongs(private_frechet_mean(X, m, center=m.origin, radius=0.8, epsilon=1.0, rng=2).value)

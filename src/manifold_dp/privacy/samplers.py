@@ -80,7 +80,9 @@ def _mode_bracket(f, df, lower, upper, mode):
         return p, p, float(f(p))
     if df(lower) <= 0:
         return lower, lower, float(f(lower))
-    if np.isfinite(upper) and df(upper) >= 0:
+    # an end where the density vanishes (log f = −∞: the sphere at ρ = πR, whose slope can round to
+    # +huge there when ρ/R lands an ulp past π) is never the mode
+    if np.isfinite(upper) and df(upper) >= 0 and np.isfinite(f(upper)):
         return upper, upper, float(f(upper))
     bracket = _crossing(lambda t: df(t) < 0, lower, upper)
     if bracket is None:
