@@ -391,3 +391,15 @@ def test_spd_schedule_takes_newton_steps_where_they_pay():
     # e = D⁸/75600 ≈ 0.87 at D = 4: e/(h − e) > 1, the recursion does not contract
     gradient_only = certified_schedule(SPDAffineInvariant(10), 2.0, 5e-11, 10**5)
     assert gradient_only.newton_steps == 0 and gradient_only.gradient_steps > 50
+
+
+def test_an_accuracy_that_covers_the_ball_takes_no_step():
+    """The exact minimiser lies in the ball, within ``r`` of the centre: an accuracy ``≥ r`` (huge
+    sensitivities near ``r*`` with few records) is met by the centre itself, with no pass and no
+    refusal (before, the gradient bound ``r²/h`` asked for billions of steps and the release was refused)."""
+    S = Sphere(2)
+    plan = certified_schedule(S, 0.5, 0.6, 10)
+    assert plan.passes == 0 and plan.start == "center" and "centre itself" in plan.describe(0.6)
+    X = S.random_point(S.origin, 0.5, size=10, rng=0)
+    assert np.array_equal(certified_frechet_mean(S, X, S.origin, 0.5, 0.6), S.origin)
+    assert certified_schedule(S, 0.5, 1e-3, 10).passes > 0

@@ -374,7 +374,7 @@ def test_refusals_found_in_review_come_before_the_charge():
     s = Sphere(2)
     with pytest.raises(ValueError, match="gradient steps"):
         private_frechet_mean(s.random_point(s.origin, 0.5, size=5, rng=0), s, center=s.origin,
-                             radius=np.pi / 4 - 1e-9, epsilon=1.0, accountant=acc)
+                             radius=np.pi / 4 - 1e-5, epsilon=1.0, accountant=acc)
     assert acc.spent()[0] == 0.0
     from manifold_dp import private_frechet_variance
     H = Hyperbolic(2)
@@ -462,7 +462,7 @@ def test_an_spd_ball_the_footpoint_check_would_split_is_refused_before_the_charg
     from public values before the accountant is charged; below that every point of the ball takes
     the Cholesky path (here: the eigenvalue routine made to fail, and boundary points still pass)."""
     k, r = m.k, 0.5
-    limit = m.ball_condition(np.eye(k), r)[1]
+    limit = m.max_condition
     _, bad_center = _conditioned(k, 2.0 * limit, 1)
     acct = PrivacyAccountant(epsilon=1.0)
     X = np.stack([bad_center] * 5)
@@ -481,3 +481,33 @@ def test_an_spd_ball_the_footpoint_check_would_split_is_refused_before_the_charg
     monkeypatch.setattr(np.linalg, "eigvalsh", no_eigenvalues)
     for x in edge:
         assert m.check_point(x)[0] and m.validate_point(x).shape == (k, k)
+
+
+@pytest.mark.parametrize("scale", [1.3408e154, 1e-162])
+def test_an_spd_ball_at_a_scale_float64_cannot_square_is_refused_before_the_charge(scale):
+    """Found by an adversarial review: at centres near 1.3e154 a closed-form determinant overflowed
+    and one of two neighbouring datasets never released (ε = ∞); near 1e-162 it lost its bits to
+    subnormals (a biased release); the footpoint check took the eigenvalue path for some means.
+    Such balls are refused from public values, the same way for every dataset."""
+    m = SPDAffineInvariant(2)
+    center = scale * np.eye(2)
+    inside = np.stack([center * np.exp(0.4 * s) for s in (-1.0, 1.0)])
+    acct = PrivacyAccountant(epsilon=1.0)
+    got = [outcome(lambda: private_frechet_mean(np.repeat(inside[j:j + 1], 50, axis=0), m, center=center, radius=0.6,
+                                                epsilon=1.0, accountant=acct)) for j in (0, 1)]
+    assert got[0] == got[1] and got[0][0] == "ValueError" and "2^-450, 2^450" in got[0][1]
+    assert acct.spent()[0] == 0.0
+
+
+def test_near_the_condition_limit_heavy_tailed_spd_draws_still_release():
+    """SPD-AI(3), a ball at 0.95 of the condition limit, n = 1 (σ near the integrability limit): the
+    law's tail gave draws of condition past float64 and 10–50 % of releases failed, more often for
+    an ill-conditioned mean than a well-conditioned one with the same seeds (a data-dependent
+    failure). ``snap`` floors the eigenvalues at a multiple of ``ε·λmax``: every release succeeds."""
+    m, r = SPDAffineInvariant(3), 0.3
+    w = np.geomspace(1.0, 0.95 * m.max_condition / np.exp(2 * r), 3)
+    logs = np.array([-1.0, 0.0, 1.0]) * 0.999 * r / np.sqrt(2.0)
+    for record in (np.diag(w * np.exp(logs)), np.diag(w * np.exp(-logs))):
+        for seed in range(40):
+            x = private_frechet_mean(record[None], m, center=np.diag(w), radius=r, epsilon=1.0, rng=seed).value
+            assert m.check_point(x)[0]

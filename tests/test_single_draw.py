@@ -147,6 +147,7 @@ def _one_point_candidates(m, rng):
             for _ in range(4):
                 q, _ = np.linalg.qr(rng.standard_normal((2, 2)))
                 good.append((q * (np.exp(rng.uniform(-20, 20)) * np.array([1.0, cond]))) @ q.T)
+        good += [x * scale for x in good[:4] for scale in (1e-300, 1e-160, 1e160, 1e300)]  # every test is relative
         edge = [x + np.array([[0.0, f], [0.0, 0.0]]) * np.linalg.norm(x) for x in good[:4] for f in (3e-7, 2e-6)]
         hostile = [np.array([[1.0, 2.0], [2.0, 1.0]]), -np.eye(2), np.zeros((2, 2)), np.array([[1.0, 1.0], [1.0, 1.0]]),
                    np.array([[np.nan, 0.0], [0.0, 1.0]]), np.array([[np.inf, 0.0], [0.0, 1.0]]),
@@ -217,3 +218,21 @@ def test_single_draws_work_on_spheres_of_any_radius(d):
     m = Sphere(2, radius=3.7)
     X = m.random_point(m.origin, 0.5, size=50, rng=1)
     assert m.belongs(private_frechet_mean(X, m, center=m.origin, radius=0.8, epsilon=1.0, rng=2).value)
+
+
+def test_the_closed_form_2x2_square_root_holds_at_every_scale():
+    """``sqrtm_spd_one`` (single draws' ``η^½`` on SPD(2)) against ``eigh``, from 1e-300 to 1e300 and
+    condition numbers up to 1e12: a determinant formed without scaling overflowed past 1.3e154
+    (a NaN draw) and lost its bits to subnormals near 1e-162 (a draw off by 10 %)."""
+    from manifold_dp.manifolds.matrix import sqrtm_spd, sqrtm_spd_one
+
+    rng = np.random.default_rng(9)
+    for scale in (1e-300, 1e-162, 1e-100, 1.0, 1e100, 1.34e154, 1e300):
+        for cond in (1.0, 1e3, 1e8, 1e12):
+            if scale / cond < 1e-290:  # keep the small eigenvalue a normal float
+                continue
+            for q in (np.eye(2), np.linalg.qr(rng.standard_normal((2, 2)))[0]):  # diagonal (q = 0) and rotated
+                a = (q * (scale * np.array([1.0, 1.0 / cond]))) @ q.T
+                a = 0.5 * (a + a.T)
+                ours, ref = sqrtm_spd_one(a), sqrtm_spd(a)[0]
+                assert np.linalg.norm(ours - ref) <= 64 * np.finfo(float).eps * cond * np.linalg.norm(ref), (scale, cond)

@@ -187,9 +187,10 @@ class Manifold:
         """A public bound on the float64 error of distances and clipping near ``B_r(center)``."""
         return 16 * np.finfo(float).eps * (1.0 + radius)
 
-    def ball_condition(self, center, radius):
-        """``(κ, limit)``: the largest condition number of a point of ``B_r(center)`` and the largest
-        one float64 handles alike for every point (SPD); ``None`` where the notion does not apply."""
+    def ball_problem(self, center, radius):
+        """Why float64 cannot carry every point of ``B_r(center)`` alike (SPD: condition numbers or
+        scales where the check of one matrix would take a path that depends on it), as a message
+        quoting public values only; ``None`` when it can (the default)."""
         return None
 
     def exp_coordinate_offset(self, center):

@@ -77,11 +77,15 @@ def sqrtm_spd_one(a):
     ``s = √det a`` (Python floats; the eigen route where ``det a`` does not come out positive)."""
     if a.shape == (2, 2):
         (p, q), (_, r) = a.tolist()
-        det = p * r - q * q
-        if det > 0.0:
-            s = math.sqrt(det)
-            t = math.sqrt(p + r + 2.0 * s)
-            return np.array([[(p + s) / t, q / t], [q / t, (r + s) / t]])
+        if math.isfinite(p + q + r) and p > 0.0:
+            # scaled by an even power of two 4^e (exact; √ scales by 2^e): nothing overflows or underflows
+            e = math.frexp(max(p, r, abs(q)))[1] // 2
+            p, q, r = math.ldexp(p, -2 * e), math.ldexp(q, -2 * e), math.ldexp(r, -2 * e)
+            det = p * r - q * q
+            if det > 0.0:
+                s = math.sqrt(det)
+                t = math.ldexp(1.0, -e) * math.sqrt(p + r + 2.0 * s)
+                return np.array([[(p + s) / t, q / t], [q / t, (r + s) / t]])
     return sqrtm_spd(a)[0]
 
 

@@ -25,6 +25,7 @@ __all__ = ["SPDAffineInvariant", "SPDLogEuclidean"]
 
 CHOLESKY_MARGIN = 64.0  # the fast path of _positive_definite shifts by this × k² ε ‖a‖_F
 EPS, SMALLEST = float(np.finfo(float).eps), float(np.finfo(float).tiny)
+SCALE_RANGE = (2.0**-450, 2.0**450)  # eigenvalues of a release's ball (``ball_problem``)
 # the Gram matrices (a, b) of newton_terms at each order of its Hessian: a ≥ b ≥ 1, a + b even, ≤ order
 _NEWTON_ORDERS = {2: ((1, 1),), 4: ((1, 1), (2, 2), (3, 1)), 6: ((1, 1), (2, 2), (3, 3), (3, 1), (4, 2), (5, 1))}
 
@@ -114,16 +115,21 @@ class _SPD(Manifold):
         # ``_positive_definite``; anything it does not pass goes to the general path
         if self.k != 2:
             return None
-        (a, b), (c, d) = x.tolist()
-        scale = max(math.sqrt(a * a + b * b + c * c + d * d), SMALLEST)
-        if not math.sqrt(2.0) * abs(b - c) <= POINT_ATOL * scale:  # False for NaN and inf too
+        (a0, b0), (c0, d0) = x.tolist()
+        m0 = 0.5 * (b0 + c0)
+        if not math.isfinite(a0 + d0 + m0 + b0 - c0):  # NaN, inf, or entries near float64's end
             return None
-        m = 0.5 * (b + c)
+        # every test is relative: run them on the entries scaled by a power of two (exact), so that
+        # squares neither overflow nor turn subnormal at any scale
+        e = -math.frexp(max(abs(a0), abs(b0), abs(c0), abs(d0), SMALLEST))[1]
+        a, b, c, d, m = (math.ldexp(v, e) for v in (a0, b0, c0, d0, m0))
+        if not math.sqrt(2.0) * abs(b - c) <= POINT_ATOL * math.sqrt(a * a + b * b + c * c + d * d):
+            return None
         shift = CHOLESKY_MARGIN * 4 * EPS * math.sqrt(a * a + 2.0 * m * m + d * d)
         head = a - shift
         if not head > 0.0 or not (d - shift) - m * m / head > 0.0:
             return None
-        return np.array([[a, m], [m, d]])
+        return np.array([[a0, m0], [m0, d0]])
 
     # -- capabilities shared by both metrics ---------------------------------------------------
     ambient_dim = property(lambda self: self.dim)
@@ -149,20 +155,38 @@ class _SPD(Manifold):
         w = np.linalg.eigvalsh(center)
         return 16 * np.finfo(float).eps * (w[-1] / w[0]) * np.exp(2 * radius)
 
-    def ball_condition(self, center, radius):
-        """Every ``x`` in ``B_r(center)`` has its eigenvalues in ``[λmin(c)e^(−r), λmax(c)e^r]``
-        (affine-invariant: those of ``c^-½ x c^-½`` lie in ``[e^(−r), e^r]``, then Ostrowski;
-        log-Euclidean: Weyl on ``log x = log c + E``, ``‖E‖₂ ≤ r``), so ``κ(x) ≤ κ(c)e^(2r)``.
-        Below ``1/(128 k^2.5 ε)`` the shifted Cholesky of ``_positive_definite`` (shift
-        ``τ ≤ 64 k^2.5 ε λmax ≤ λmin/2``) factors ``A = x − τI`` of condition ``≤ 2κ``; it runs to
-        completion when ``λmin(H) > kγ_(k+1)/(1 − kγ_(k+1))``, ``H`` the unit-diagonal scaling of
+    @property
+    def max_condition(self):
+        """The largest condition number of a ball's matrices (``ball_problem``): ``1/(128 k^2.5 ε)``."""
+        return 1.0 / (128.0 * self.k**2.5 * EPS)
+
+    def ball_problem(self, center, radius):
+        """Why float64 cannot carry ``B_r(center)`` alike for every point, or ``None``. Every ``x`` in
+        the ball has its eigenvalues in ``[λmin(c)e^(−r), λmax(c)e^r]`` (affine-invariant: those of
+        ``c^-½ x c^-½`` lie in ``[e^(−r), e^r]``, then Ostrowski; log-Euclidean: Weyl on
+        ``log x = log c + E``, ``‖E‖₂ ≤ r``), so ``κ(x) ≤ κ(c)e^(2r)``.
+
+        (i) Below ``max_condition = 1/(128 k^2.5 ε)`` the shifted Cholesky of ``_positive_definite``
+        (shift ``τ ≤ 64 k^2.5 ε λmax ≤ λmin/2``) factors ``A = x − τI`` of condition ``≤ 2κ``; it runs
+        to completion when ``λmin(H) > kγ_(k+1)/(1 − kγ_(k+1))``, ``H`` the unit-diagonal scaling of
         ``A``, ``γ_m = mu/(1 − mu)``, ``u = ε/2`` (Higham 2002, Thm 10.7), and here
         ``λmin(H) ≥ 1/κ(A) ≥ 1/(2κ) ≥ 64 k^2.5 ε``, far above ``kγ_(k+1) ≈ k(k+1)ε/2``: every point of
         the ball passes the same path of the check (so does the released footpoint, a point of the
-        ball)."""
+        ball). (ii) Eigenvalues within ``[2^−450, 2^450]``: the checks square entries and sum
+        ``k²`` of them (Frobenius norms, determinants), which then neither overflow nor lose
+        precision to subnormals."""
         w = np.linalg.eigvalsh(np.asarray(center, float))
-        limit = 1.0 / (128.0 * self.k**2.5 * EPS)
-        return float(w[-1] / w[0] * np.exp(2.0 * radius)), limit
+        low, high = w[0] * np.exp(-radius), w[-1] * np.exp(radius)
+        if not high / low <= self.max_condition:
+            return (f"on {self!r} the ball reaches condition numbers up to κ(center)·e^(2·radius) = {high / low:.3g}, "
+                    f"above {self.max_condition:.3g}: there float64 cannot tell every matrix from a singular one the same "
+                    "way (the check of the released footpoint would take a path that depends on the data); use a "
+                    "better-conditioned center (e.g. shrink the covariances) or a smaller radius")
+        if not (SCALE_RANGE[0] <= low and high <= SCALE_RANGE[1]):
+            return (f"on {self!r} the ball's eigenvalues reach [{low:.3g}, {high:.3g}], outside [2^-450, 2^450]: there "
+                    "squared entries overflow or turn subnormal, and the checks of one matrix would depend on the data; "
+                    "rescale the records and the center by one public constant first (an isometry of this metric)")
+        return None
 
     def exp_coordinate_offset(self, center):
         return float(np.max(np.abs(np.log(np.linalg.eigvalsh(center)))))
@@ -172,8 +196,13 @@ class _SPD(Manifold):
         return sigma * w[0] * np.exp(-radius), w[-1] * np.exp(radius + min(sigma, 50.0))
 
     def snap(self, points, grid):
-        """Symmetrise and floor the eigenvalues at ``grid``: rounding must keep the point SPD."""
-        return funm_sym(self.project(points), lambda w: np.maximum(w, grid))
+        """Symmetrise and floor the eigenvalues at ``grid`` and at ``256 k^2.5 ε λmax`` of the point
+        itself: rounding must keep the point SPD, and a heavy-tailed draw of huge condition must
+        still pass the membership check, by its Cholesky path (``ball_problem`` (i), with room for the
+        rebuild's rounding), instead of failing the release with a probability that depends on the
+        footpoint. Post-processing of the snapped draw alone."""
+        floor = 2.0 * CHOLESKY_MARGIN * self.k**2.5 * EPS
+        return funm_sym(self.project(points), lambda w: np.maximum(w, np.maximum(grid, floor * w[..., -1:])))
 
     def mean_start_stats(self, block, weights):
         w, u = np.linalg.eigh(np.asarray(block, float))

@@ -368,16 +368,12 @@ def check_reach(manifold, center, radius, sigma, restricted, gaussian=False):
 def check_ball(manifold, center, radius):
     """Refuse a public ball beyond ``manifold.max_reach`` from the origin (hyperbolic): farther out
     float64 coordinates lose the precision the sensitivity bounds need; and an SPD ball whose
-    matrices reach a condition number where the membership check of one matrix could take either
-    of its two paths (``manifold.ball_condition``): the released footpoint is checked, and the path
-    would depend on the data (its time, or a refusal)."""
-    condition = manifold.ball_condition(center, radius)
-    if condition is not None and not condition[0] <= condition[1]:
-        raise ValueError(
-            f"on {manifold!r} the ball reaches condition numbers up to κ(center)·e^(2·radius) = {condition[0]:.3g}, "
-            f"above {condition[1]:.3g}: there float64 cannot tell every matrix from a singular one the same way (the "
-            "check of the released footpoint would take a path that depends on the data); use a better-conditioned "
-            "center (e.g. shrink the covariances) or a smaller radius")
+    matrices reach a condition number or a scale where the membership check of one matrix could take
+    either of its two paths (``manifold.ball_problem``): the released footpoint is checked, and the
+    path would depend on the data (its time, or a refusal)."""
+    problem = manifold.ball_problem(center, radius)
+    if problem is not None:
+        raise ValueError(problem)
     offset = manifold.exp_coordinate_offset(center)
     if np.isfinite(manifold.max_reach) and offset + radius > manifold.max_reach:
         raise ValueError(
@@ -670,7 +666,7 @@ def finish(manifold, points, center, grid, sigma):
         with np.errstate(all="ignore"):
             points = manifold.snap(points, grid)
     if not manifold.check_point(points)[0]:
-        raise ValueError(f"the release at noise scale sigma={sigma:.4g} is not representable in float64 on {manifold!r}; nothing was released")
+        raise RuntimeError(f"the release at noise scale sigma={sigma:.4g} is not representable in float64 on {manifold!r}; nothing was released")
     return points
 
 

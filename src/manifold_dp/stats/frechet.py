@@ -328,6 +328,9 @@ class CertifiedSchedule:
         return self.gradient_steps + self.newton_steps
 
     def describe(self, accuracy):
+        if not self.passes and self.start == "center":
+            return (f"the public centre itself: the exact minimiser lies in the ball, within the radius ≤ {accuracy:.3g} "
+                    "of it; twice that is included in the sensitivity")
         if not self.newton_steps:
             return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {self.gradient_steps} projected "
                     "gradient steps (strong convexity and smoothness on the ball); twice that is included in the "
