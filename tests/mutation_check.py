@@ -177,6 +177,8 @@ MUTATIONS = {
                                        "SPD snapping floors eigenvalues at the grid only (ill-conditioned draws fail the release)"),
     "sqrtm-one-unscaled": ("manifolds/matrix.py", "            e = math.frexp(max(p, r, abs(q)))[1] // 2\n",
                            "            e = 0\n", "the closed-form 2×2 square root without its power-of-two scaling"),
+    "raw-release-not-repaired": ("privacy/release.py", "    if grid is None and not manifold.check_point(points)[0]:",
+                                 "    if False:", "a raw (round_to=None) SPD draw of huge condition fails instead of being floored"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }

@@ -20,6 +20,7 @@ import pytest
 
 from manifold_dp import Sphere, frechet_mean
 from manifold_dp.privacy.release import prepare_records
+from manifold_dp import KendallShape2D
 from manifold_dp.stats.frechet import _newton_steps, certified_frechet_mean, certified_schedule
 
 FD_STEP = 1e-4  # arc length of the central difference (truncation ~1e-9, rounding ~1e-12)
@@ -387,7 +388,8 @@ def test_spd_schedule_takes_newton_steps_where_they_pay():
 
     plan = certified_schedule(SPDAffineInvariant(10), 0.5, 5e-11, 10**5)
     assert (plan.start, plan.gradient_steps, plan.newton_steps) == ("tangent", 0, 3)  # five with φ to second order
-    assert plan.orders == (2, 4, None)  # cheaper Hessians while the bound is far above their error
+    assert plan.orders == (2, 4, 6)  # cheaper Hessians while the bound is far above their error
+    assert "Hessians of order 2/4/6" in plan.describe(5e-11)
     # e = D⁸/75600 ≈ 0.87 at D = 4: e/(h − e) > 1, the recursion does not contract
     gradient_only = certified_schedule(SPDAffineInvariant(10), 2.0, 5e-11, 10**5)
     assert gradient_only.newton_steps == 0 and gradient_only.gradient_steps > 50
@@ -403,3 +405,8 @@ def test_an_accuracy_that_covers_the_ball_takes_no_step():
     X = S.random_point(S.origin, 0.5, size=10, rng=0)
     assert np.array_equal(certified_frechet_mean(S, X, S.origin, 0.5, 0.6), S.origin)
     assert certified_schedule(S, 0.5, 1e-3, 10).passes > 0
+    assert certified_schedule(S, np.float64(0.5), np.array(0.6), np.int64(10)) == plan  # numpy scalars are public values too
+    K = KendallShape2D(5)  # no Newton constants: the same rule
+    assert certified_schedule(K, np.pi / 8 - 1e-9, np.pi / 8, 10).passes == 0
+    start = certified_schedule(S, 0.3, 0.05, 10)  # the extrinsic mean's own bound is enough
+    assert (start.start, start.passes) == ("extrinsic", 0) and "extrinsic mean, within" in start.describe(0.05)

@@ -323,7 +323,7 @@ def test_clip_to_ball_does_not_increase_distance_to_the_ball(k):
 def test_newton_constants_e_is_nearly_attained(order, radius):
     """A footpoint on the boundary of ``B_r(I)`` and every record at the opposite point, along a
     two-level direction: the truncation error of each order is its bound (``(2r)⁴/180``,
-    ``(2r)⁶/3780``, ``(2r)⁸/75600``) to leading order (``0.95`` of it at ``r = 0.5``), so no ``e``
+    ``(2r)⁶/3780``, ``(2r)⁸/75600``) to leading order (about 0.95 of it at ``r = 0.5``; asserted ≥ 0.9), so no ``e``
     of ``newton_constants`` can be any smaller (halving its truncation term fails here)."""
     spd = SPDAffineInvariant(3)
     v = np.diag([1.0, -1.0, 0.0]) / SQRT2  # unit, two levels

@@ -64,6 +64,7 @@ class NewtonConstants:
     tangent: float | None = None
     cost: float = 2.0
     cheaper: tuple = ()
+    order: int | None = None  # the order of ``e`` and ``cost`` (``None``: the exact Hessian)
 
 
 def sn_over(t, kappa=1.0):

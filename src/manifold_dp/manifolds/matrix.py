@@ -81,6 +81,7 @@ def sqrtm_spd_one(a):
             # scaled by an even power of two 4^e (exact; √ scales by 2^e): nothing overflows or underflows
             e = math.frexp(max(p, r, abs(q)))[1] // 2
             p, q, r = math.ldexp(p, -2 * e), math.ldexp(q, -2 * e), math.ldexp(r, -2 * e)
+            q = 0.0 if abs(q) < 2.0**-300 else q  # its square would be subnormal (slow); a relative move < 1e-90
             det = p * r - q * q
             if det > 0.0:
                 s = math.sqrt(det)

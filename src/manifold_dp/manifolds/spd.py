@@ -19,13 +19,14 @@ from .matrix import congruence, eig_apply, eig_weighted_sum, expm_sym, funm_sym,
 from .base import POINT_ATOL, Manifold, NewtonConstants
 from .euclidean import _check_dim
 
-NEWTON_BLOCK = 4096  # records per block of the Newton pass (its k²-wide rows stay a few MiB)
+NEWTON_BLOCK_BYTES = 1 << 24  # the Newton pass holds V¹…V⁵ of a block of records: about 16 MiB at any k
 
 __all__ = ["SPDAffineInvariant", "SPDLogEuclidean"]
 
 CHOLESKY_MARGIN = 64.0  # the fast path of _positive_definite shifts by this × k² ε ‖a‖_F
 EPS, SMALLEST = float(np.finfo(float).eps), float(np.finfo(float).tiny)
 SCALE_RANGE = (2.0**-450, 2.0**450)  # eigenvalues of a release's ball (``ball_problem``)
+TINY = 2.0**-300  # one-matrix closed forms flush entries this small relative to the largest
 # the Gram matrices (a, b) of newton_terms at each order of its Hessian: a ≥ b ≥ 1, a + b even, ≤ order
 _NEWTON_ORDERS = {2: ((1, 1),), 4: ((1, 1), (2, 2), (3, 1)), 6: ((1, 1), (2, 2), (3, 3), (3, 1), (4, 2), (5, 1))}
 
@@ -120,9 +121,10 @@ class _SPD(Manifold):
         if not math.isfinite(a0 + d0 + m0 + b0 - c0):  # NaN, inf, or entries near float64's end
             return None
         # every test is relative: run them on the entries scaled by a power of two (exact), so that
-        # squares neither overflow nor turn subnormal at any scale
+        # squares do not overflow at any scale
         e = -math.frexp(max(abs(a0), abs(b0), abs(c0), abs(d0), SMALLEST))[1]
-        a, b, c, d, m = (math.ldexp(v, e) for v in (a0, b0, c0, d0, m0))
+        # scaled entries below 2^-300 (relative) are flushed: their squares would be subnormal (slow)
+        a, b, c, d, m = (0.0 if abs(v) < TINY else v for v in (math.ldexp(v, e) for v in (a0, b0, c0, d0, m0)))
         if not math.sqrt(2.0) * abs(b - c) <= POINT_ATOL * math.sqrt(a * a + b * b + c * c + d * d):
             return None
         shift = CHOLESKY_MARGIN * 4 * EPS * math.sqrt(a * a + 2.0 * m * m + d * d)
@@ -201,7 +203,7 @@ class _SPD(Manifold):
         still pass the membership check, by its Cholesky path (``ball_problem`` (i), with room for the
         rebuild's rounding), instead of failing the release with a probability that depends on the
         footpoint. Post-processing of the snapped draw alone."""
-        floor = 2.0 * CHOLESKY_MARGIN * self.k**2.5 * EPS
+        floor = 4.0 * CHOLESKY_MARGIN * self.k**2.5 * EPS
         return funm_sym(self.project(points), lambda w: np.maximum(w, np.maximum(grid, floor * w[..., -1:])))
 
     def mean_start_stats(self, block, weights):
@@ -384,7 +386,7 @@ class SPDAffineInvariant(_SPD):
             L=float(D / 3.0 * f(b)), e=float(D**8 / 75600.0 + rounding), expansion=0.5,
             tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.3 + k2 / 800.0,
             cheaper=((2, float(D**4 / 180.0 + rounding), 1.0 + k2 / 5000.0),
-                     (4, float(D**6 / 3780.0 + rounding), 1.1 + k2 / 1400.0)))
+                     (4, float(D**6 / 3780.0 + rounding), 1.1 + k2 / 1400.0)), order=6)
 
     @blas_limited
     def newton_terms(self, x, X, weights, unit=False, order=6):
@@ -406,10 +408,11 @@ class SPDAffineInvariant(_SPD):
         upper, full = _vech_index(k)
         g, total = np.zeros((k, k)), 0.0
         grams = {pair: 0.0 for pair in terms}
-        for i in range(0, len(X), NEWTON_BLOCK):
-            lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + NEWTON_BLOCK]))
+        rows = max(64, NEWTON_BLOCK_BYTES // (8 * top * k * k))
+        for i in range(0, len(X), rows):
+            lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + rows]))
             m = len(lam)
-            wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + NEWTON_BLOCK], (m,))
+            wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + rows], (m,))
             V = np.empty((m, top, k, k))  # V^1 … V^top
             V[:, 0] = eig_apply(u, np.log(lam))
             for a in range(2, top + 1):

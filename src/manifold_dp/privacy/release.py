@@ -665,6 +665,9 @@ def finish(manifold, points, center, grid, sigma):
             points = np.round(points / grid) * grid
         with np.errstate(all="ignore"):
             points = manifold.snap(points, grid)
+    if grid is None and not manifold.check_point(points)[0]:  # raw: the projection of ``snap`` (SPD: its
+        with np.errstate(all="ignore"):                          # relative eigenvalue floor), on the draw alone
+            points = manifold.snap(points, 0.0)
     if not manifold.check_point(points)[0]:
         raise RuntimeError(f"the release at noise scale sigma={sigma:.4g} is not representable in float64 on {manifold!r}; nothing was released")
     return points

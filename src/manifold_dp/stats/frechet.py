@@ -331,6 +331,10 @@ class CertifiedSchedule:
         if not self.passes and self.start == "center":
             return (f"the public centre itself: the exact minimiser lies in the ball, within the radius ≤ {accuracy:.3g} "
                     "of it; twice that is included in the sensitivity")
+        if not self.passes:  # the start's own bound is within the accuracy
+            what = {"extrinsic": "the projected extrinsic mean", "tangent": "the tangent step from the centre"}[self.start]
+            return (f"{what}, within {accuracy:.3g} of the exact minimiser by its public bound (docs/theory.md §2); "
+                    "twice that is included in the sensitivity")
         if not self.newton_steps:
             return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {self.gradient_steps} projected "
                     "gradient steps (strong convexity and smoothness on the ball); twice that is included in the "
@@ -376,8 +380,8 @@ def _newton_steps(d, c, h, accuracy):
 def _newton_plan(d, c, h, accuracy):
     """The cheapest run of Newton steps from the bound ``d`` to ``accuracy``: ``(cost, orders)``,
     ``orders`` the Hessian of each step — cheaper truncations (``c.cheaper``) first, the space's
-    own (``None``) last — or ``None`` when no run contracts. Public values only."""
-    levels = [(order, e, cost) for order, e, cost in c.cheaper] + [(None, c.e, c.cost)]
+    own (``c.order``) last — or ``None`` when no run contracts. Public values only."""
+    levels = [(order, e, cost) for order, e, cost in c.cheaper] + [(c.order, c.e, c.cost)]
     best = None
 
     def search(d, start, orders, cost):
@@ -398,20 +402,26 @@ def _newton_plan(d, c, h, accuracy):
     return best
 
 
-@lru_cache(maxsize=256)
 def certified_schedule(manifold, radius, accuracy, n):
     """The cheapest public schedule of ``certified_frechet_mean`` that guarantees
     ``ρ(μ, x̄) ≤ accuracy`` for every dataset of ``n`` records in a ball of radius ``radius``.
 
+    An accuracy ``≥ r`` needs no pass: the minimiser lies in the (convex) ball, within ``r`` of the
+    centre.
     Gradient steps: ``ρ²(μ_K, x̄) ≤ (1 − h/H)^K r²/h`` (the docstring of
     ``certified_frechet_mean``). Newton steps, where the space gives public constants
     (``manifold.newton_constants``): ``d ← E(d + δ)·δ``, ``δ = (L d²/2 + e d)/(h − e)`` per step
     (docs/theory.md §2), from the extrinsic start's bound, the tangent step's bound (a Newton step
     with ``Ĥ = I``) or the gradient steps' bound."""
+    return _certified_schedule(manifold, float(radius), float(accuracy), int(n))
+
+
+@lru_cache(maxsize=256)
+def _certified_schedule(manifold, radius, accuracy, n):
     kmin, kmax = manifold.curvature_bounds
     h = hessian_lower_bound(radius, kmax)
     H = hessian_upper_bound(4.0 * radius, kmin)
-    K = certified_iterations(h, H, radius, accuracy)
+    K = 0 if accuracy >= radius else certified_iterations(h, H, radius, accuracy)
     best, best_cost = CertifiedSchedule("center", K, 0, h, H), float(K)
     c = None if manifold.flat_chart else manifold.newton_constants(radius, n)
     if c is None:
@@ -425,7 +435,7 @@ def certified_schedule(manifold, radius, accuracy, n):
     for start, k, d in options:
         plan = _newton_plan(d, c, h, accuracy)
         if plan is not None and k + plan[0] < best_cost:
-            orders = plan[1] if any(o is not None for o in plan[1]) else ()
+            orders = plan[1] if any(o != c.order for o in plan[1]) else ()
             best, best_cost = CertifiedSchedule(start, k, len(plan[1]), h, H, c.L, orders), k + plan[0]
     return best
 
