@@ -72,22 +72,26 @@ def sqrtm_spd(a):
     return eig_apply(u, s), eig_apply(u, 1.0 / s)
 
 
-def sqrtm_spd_one(a):
+def sqrtm_spd_one(a, floats=False):
     """``sqrtm_spd(a)[0]`` of one matrix; at ``k = 2`` the closed form ``(a + sI)/√(tr a + 2s)``,
-    ``s = √det a`` (Python floats; the eigen route where ``det a`` does not come out positive)."""
+    ``s = √det a`` (Python floats; the eigen route where ``det a`` does not come out positive).
+    ``floats``: nested lists of Python floats instead of an array."""
     if a.shape == (2, 2):
         (p, q), (_, r) = a.tolist()
         if math.isfinite(p + q + r) and p > 0.0:
             # scaled by an even power of two 4^e (exact; √ scales by 2^e): nothing overflows or underflows
             e = math.frexp(max(p, r, abs(q)))[1] // 2
-            p, q, r = math.ldexp(p, -2 * e), math.ldexp(q, -2 * e), math.ldexp(r, -2 * e)
+            f = math.ldexp(1.0, -2 * e)
+            p, q, r = p * f, q * f, r * f
             q = 0.0 if abs(q) < 2.0**-300 else q  # its square would be subnormal (slow); a relative move < 1e-90
             det = p * r - q * q
             if det > 0.0:
                 s = math.sqrt(det)
-                t = math.ldexp(1.0, -e) * math.sqrt(p + r + 2.0 * s)
-                return np.array([[(p + s) / t, q / t], [q / t, (r + s) / t]])
-    return sqrtm_spd(a)[0]
+                t = math.ldexp(math.sqrt(p + r + 2.0 * s), -e)
+                out = [[(p + s) / t, q / t], [q / t, (r + s) / t]]
+                return out if floats else np.array(out)
+    out = sqrtm_spd(a)[0]
+    return out.tolist() if floats else out
 
 
 def vecd(s):

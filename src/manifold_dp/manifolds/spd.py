@@ -120,11 +120,15 @@ class _SPD(Manifold):
         m0 = 0.5 * (b0 + c0)
         if not math.isfinite(a0 + d0 + m0 + b0 - c0):  # NaN, inf, or entries near float64's end
             return None
+        big = max(a0, d0, abs(b0), abs(c0))
+        if not big > 0.0:
+            return None
         # every test is relative: run them on the entries scaled by a power of two (exact), so that
-        # squares do not overflow at any scale
-        e = -math.frexp(max(abs(a0), abs(b0), abs(c0), abs(d0), SMALLEST))[1]
-        # scaled entries below 2^-300 (relative) are flushed: their squares would be subnormal (slow)
-        a, b, c, d, m = (0.0 if abs(v) < TINY else v for v in (math.ldexp(v, e) for v in (a0, b0, c0, d0, m0)))
+        # squares do not overflow at any scale; off-diagonals below 2^-300 of it are flushed (their
+        # squares would be subnormal, a slow path; a diagonal that small fails the test anyway)
+        f = math.ldexp(1.0, -math.frexp(big)[1])
+        a, d, b, c, m = a0 * f, d0 * f, b0 * f, c0 * f, m0 * f
+        b, c, m = (0.0 if abs(b) < TINY else b), (0.0 if abs(c) < TINY else c), (0.0 if abs(m) < TINY else m)
         if not math.sqrt(2.0) * abs(b - c) <= POINT_ATOL * math.sqrt(a * a + b * b + c * c + d * d):
             return None
         shift = CHOLESKY_MARGIN * 4 * EPS * math.sqrt(a * a + 2.0 * m * m + d * d)

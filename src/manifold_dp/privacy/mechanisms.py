@@ -304,7 +304,7 @@ class RiemannianLaplace:
         the manifold only, so a seed gives the same draw whether the frame was kept or not."""
         m = self.manifold
         if m.laplace_sampler == "spd_log_eigen":
-            return sqrtm_spd_one(eta)
+            return sqrtm_spd_one(eta, floats=eta.shape == (2, 2))  # k = 2: the single sampler reads floats
         polar = m.single_polar_frame(eta)  # Python floats (small spheres)
         if polar is not None:
             return polar
