@@ -13,6 +13,9 @@ __all__ = ["Sphere"]
 
 ROW_BLOCK = 1 << 13  # records per block where one point meets many (distances, the mean's passes)
 TINY = 2.0**-300  # relative size below which a coordinate is flushed to 0 when records are prepared
+DOUBLE_MAX = float(np.finfo(float).max)
+SCALE_FLOOR = 2.0**-400  # times R: under every nonzero length prepare_block divides by; keeps 1/x finite
+FUSED_RADII = (2.0**-500, 2.0**500)  # sphere radii prepare_block handles (squares of coordinates stay normal numbers)
 PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points meet many records (KNG)
 SINGLE_FLOAT_MAX_SIZE = 64  # one point up to this many coordinates is checked and drawn around with Python floats
 
@@ -186,6 +189,10 @@ class Sphere(Manifold):
         far = R * float(np.max(theta)) if len(theta) else 0.0
         return X.T @ (a * scale) - float(a @ c) * x, far, None
 
+    def mean_start_stats(self, block, weights):
+        """``Σ w_i x_i`` of a block: one matrix–vector product along the records."""
+        return np.asarray(block).T @ np.asarray(weights, float)
+
     records_order = "F"  # prepared records column-major: the passes' products run along the records
 
     def prepare_block(self, X, center, radius, weight):
@@ -194,44 +201,66 @@ class Sphere(Manifold):
         Coordinates below ``R·2⁻³⁰⁰`` are set to 0 first (a move below ``1e−90·R``, far under
         any accuracy; subnormal arithmetic is slow). Non-finite records and records whose norm is
         off ``R`` by more than ``POINT_ATOL`` (relative) become the centre; the rest are scaled to the sphere and clipped into
-        ``B_r(center)``. Every record goes through the same operations: the clipped image is
-        built for all of them (the work does not depend on how many are moved)."""
+        ``B_r(center)``. Every record goes through the same operations, and none branches on a
+        record's values: choices are products with 0/1 masks (numpy's ``where`` and masked ufuncs
+        take longer the more mixed their mask is, that is the more records are clipped or
+        invalid). The clipped image is built for every record, from the unnormalised record
+        (``1/‖x‖`` enters the per-record factors)."""
         X = np.asarray(X, float)
-        if X.ndim != 2 or X.shape[1] != self.dim + 1:
-            return None  # the generic path raises the shape error
-        R, u = self.radius, np.asarray(center, float) / self.radius
-        Y = np.array(X.T, order="C")  # coordinates × records, our copy: every product below runs along the records
-        # coordinates below R·2⁻³⁰⁰ become 0 before any arithmetic: subnormal operands (or squares) make the
-        # CPU's float units take a slow path, and one such record made a release measurably slower (timing)
-        np.copyto(Y, 0.0, where=np.abs(Y) < R * TINY)
-        ones = np.ones(len(Y))
+        R = self.radius
+        if X.ndim != 2 or X.shape[1] != self.dim + 1 or not FUSED_RADII[0] < R < FUSED_RADII[1]:
+            return None  # the generic path raises the shape error (or handles extreme radii)
+        center = np.asarray(center, float)
+        u, (n, k) = center / R, X.shape
         with np.errstate(all="ignore"):
-            finite = ones @ (Y * 0.0) == 0.0  # NaN and ±inf give NaN
-            nrm = np.sqrt(ones @ (Y * Y))
-            ok = finite & (np.abs(nrm - R) <= POINT_ATOL * R)
-            Y /= np.where(ok, nrm, 1.0)
-            np.copyto(Y, u[:, None], where=~ok)  # unit directions; invalid records at the centre
-            c = u @ Y
-            W = np.multiply.outer(u, c)
-            np.subtract(Y, W, out=W)  # the part orthogonal to the centre
-            s = np.sqrt(np.einsum("ij,ij->j", W, W))
-            theta = np.arctan2(s, c)
-            antipodal = theta > np.pi - 1e-7  # log_center is not unique: the fixed direction, as in log
-            fixed = self._fixed_direction(np.asarray(center, float)[None])[0]
-            moved = ~(R * theta <= radius)
+            # coordinates × records (every product below runs along the records): the magnitudes, then our copy;
+            # W is reused for every other array of that size
+            W = np.abs(X.T, out=np.empty((k, n)))
+            finite = np.max(W, axis=0, initial=0.0) <= DOUBLE_MAX  # NaN and ±inf fail
+            # coordinates below R·2⁻³⁰⁰ become 0 before any other arithmetic: subnormal operands (or squares) make the
+            # CPU's float units take a slow path, and one such record made a release measurably slower (timing).
+            # A product with 0 or 1: tiny·0 is fast, NaN stays NaN
+            Y = np.multiply(X.T, W >= R * TINY, out=np.empty((k, n)))
+            nrm = np.sqrt(np.einsum("ij,ij->j", Y, Y))
+            ok = np.abs(nrm - R) <= POINT_ATOL * R  # False where the norm is NaN or ∞: every non-finite record
+            # invalid records: all bits cleared (NaN·0 is NaN); at 0 they are never moved, and q below puts them at
+            # the centre. scale = 1/‖x‖ (invalid: 0, as 0/∞ = 0 and NaN norms are floored)
+            np.bitwise_and(Y.view(np.uint64), np.negative(ok, dtype=np.int64).view(np.uint64), out=Y.view(np.uint64))
+            scale = ok / np.fmax(nrm, R * SCALE_FLOOR)
+            along = u @ Y  # ‖x‖ cos θ
+            np.multiply.outer(u, along, out=W)
+            np.subtract(Y, W, out=W)  # ‖x‖ times the part orthogonal to the centre
+            s = np.sqrt(np.einsum("ij,ij->j", W, W))  # ‖x‖ sin θ
+            theta = np.arctan2(s, along)  # invalid records: atan2(0, 0) = 0
+            ahead = theta <= np.pi - 1e-7  # not antipodal (there log_center is not unique: the fixed direction, as in log)
+            # the fixed direction of log at the antipode (_fixed_direction, for one point)
+            cl = center.tolist()
+            j = min(range(k), key=lambda i: abs(cl[i]))
+            fixed = [-(cl[j] * ci) / R**2 for ci in cl]
+            fixed[j] += 1.0
+            fixed = np.array(fixed) / math.sqrt(math.fsum(f * f for f in fixed))
+            moved = (theta if R == 1.0 else R * theta) > radius  # θ is never NaN here
+            out_f = moved.astype(float)
             a = radius / R
-            # clipped: cos a·u + sin a·W/s (antipodal: cos a·u + sin a·fixed); inside: Y — one formula for all
-            inv_s = np.where(antipodal, 0.0, np.divide(1.0, s, out=np.zeros_like(s), where=s > 0))
-            p = np.where(moved, np.sin(a) * inv_s, 1.0)
-            q = np.where(moved, np.cos(a) - np.sin(a) * inv_s * c, 0.0)
-            t = np.where(moved & antipodal, np.sin(a), 0.0)
-            Y *= p
-            Y += np.stack([u, fixed], axis=1) @ np.stack([q, t])
-            out = Y.T
-            # Σ weight·log_center x̃_i: the clipped angle along W/s (antipodal: along the fixed direction)
-            angle = np.where(moved, a, theta)
-            log_sum = R * (W @ (weight * angle * inv_s) + fixed * (weight * a * float(np.sum(antipodal))))
-        return (out if R == 1.0 else R * out), finite, ok, moved, log_sum
+            sin_a = np.sin(a)
+            inv_s = ahead / np.maximum(s, R * SCALE_FLOOR)  # 1/(‖x‖ sin θ), 0 at the antipode; finite everywhere
+            # Σ weight·log_center x̃_i: the clipped angle min(θ, a) along W/s (antipodal: along the fixed direction)
+            angle = np.minimum(theta, a)
+            angle *= inv_s
+            log_sum = (R * weight) * (W @ angle + fixed * (a * float(n - np.count_nonzero(ahead))))
+            # clipped: cos a·u + sin a·W/s (antipodal: cos a·u + sin a·fixed); inside: x/‖x‖; invalid: u — one formula
+            g = sin_a * inv_s
+            p = g * out_f
+            p += (1.0 - out_f) * scale
+            q = g * along
+            np.subtract(np.cos(a), q, out=q)
+            q *= out_f
+            q += ~ok
+            t = out_f * ~ahead  # moved and antipodal
+            Y *= p if R == 1.0 else R * p
+            Y += np.multiply.outer(R * u, q, out=W)
+            Y += np.multiply.outer((R * sin_a) * fixed, t, out=W)
+        return Y.T, finite, ok, moved, log_sum
 
     # -- Newton steps of the certified mean (docs/theory.md §2, "Newton steps with a public count") --
     def newton_constants(self, radius, n):
@@ -270,25 +299,47 @@ class Sphere(Manifold):
         geodesic and ``θ cot θ`` across it). ``β`` loses digits as ``θ → 0``, but only its
         projection ``β P y yᵀ P`` of size ``β sin²θ`` enters: its error stays ``~ε`` per record.
         ``unit``: the records have norm ``R`` already (prepared records), no normalisation;
-        ``weights`` may be one number (equal weights)."""
+        ``weights`` may be one number (equal weights: it multiplies the block sums instead).
+        The coefficient of ``x`` in the sum of logs and of ``I`` in ``A``, ``Σ w_i a_i =
+        Σ w_i (θ_i/sin θ_i) cos θ_i``, is ``⟨u, Σ w_i (θ_i/sin θ_i) y_i⟩`` (``u = x/R``): read off ``g``."""
         x, X, w = np.asarray(x, float), np.asarray(X, float), np.asarray(weights, float)
-        u, R = x / self.radius, self.radius
-        g, A, total_a, total_c = np.zeros_like(x), np.zeros((len(x), len(x))), 0.0, 0.0
+        u, R, k = x / self.radius, self.radius, len(x)
+        equal = w.ndim == 0
+        g, A = np.zeros(k), np.zeros((k, k))
+        scratch = np.empty((k, min(len(X), ROW_BLOCK)))
         for i in range(0, len(X), ROW_BLOCK):
-            Y, wi = X[i:i + ROW_BLOCK], (w if w.ndim == 0 else w[i:i + ROW_BLOCK])
-            inv = 1.0 / R if unit else 1.0 / np.sqrt(np.einsum("ij,ij->i", Y, Y))
-            c = np.clip((Y @ u) * inv, -1.0, 1.0)
+            Yt = X[i:i + ROW_BLOCK].T  # coordinates × records: rows contiguous for prepared (column-major) records
+            inv = 1.0 / R if unit else 1.0 / np.sqrt(np.einsum("ij,ij->j", Yt, Yt))
+            c = u @ Yt
+            if not (unit and R == 1.0):
+                c *= inv
+            np.clip(c, -1.0, 1.0, out=c)
             theta = np.arccos(c)
-            s = np.sqrt((1.0 - c) * (1.0 + c))
-            positive = s > 0
-            ratio = np.divide(theta, s, out=np.ones_like(theta), where=positive)  # θ/sin θ
+            sin2 = 1.0 - c
+            sin2 *= 1.0 + c
+            # θ/sin θ and β without a masked divide (whose time grows with how mixed its mask is): where sin θ = 0
+            # (a record at x, or at its antipode) both get z = 1 added above and below: θ/sin θ = 1 and β = 0 at x
+            z = (sin2 <= 0).astype(float)
+            ratio = theta + z
+            ratio /= np.sqrt(sin2) + z
             a = ratio * c
-            beta = np.divide(1.0 - a, s * s, out=np.zeros_like(theta), where=positive)
-            wr = wi * ratio
-            total_a, total_c = total_a + float(np.sum(wi * a)), total_c + float(wr @ c)
-            g = g + Y.T @ (wr * inv)
-            A = A + (Y.T * (wi * beta * (inv * inv))) @ Y
-        return R * g - total_c * x, A + total_a * np.eye(len(x))
+            beta = 1.0 - a
+            beta *= 1.0 - z
+            beta /= sin2 + z
+            if not equal:
+                wi = w[i:i + ROW_BLOCK]
+                ratio *= wi
+                beta *= wi
+            if not (unit and R == 1.0):
+                ratio *= inv
+                beta *= inv * inv
+            g += Yt @ ratio
+            weighted = np.multiply(Yt, beta, out=scratch[:, :len(beta)])
+            A += weighted @ Yt.T
+        if equal:
+            g, A = w * g, w * A
+        total = float(u @ g)  # Σ w_i a_i
+        return R * g - total * x, A + total * np.eye(k)
 
     def newton_step(self, x, g, A):
         """The tangent vector ``s`` with ``Hess F(x)[s] = g`` (``g = Σ w_i log_x X_i = −∇F``)."""
