@@ -10,7 +10,7 @@ import numpy as np
 
 from .._threads import blas_limited_unless_tiny
 
-__all__ = ["triu_indices", "sym", "eig_apply", "eig_weighted_sum", "congruence", "funm_sym", "expm_sym", "logm_spd", "sqrtm_spd",
+__all__ = ["triu_indices", "sym", "eig_apply", "eig_weighted_sum", "funm_sym", "expm_sym", "logm_spd", "sqrtm_spd",
            "vecd", "invvecd", "vech", "invvech"]
 
 
@@ -39,12 +39,6 @@ def eig_weighted_sum(u, values):
     u, values = np.asarray(u, float), np.asarray(values, float)
     rows = u.transpose(0, 2, 1).reshape(-1, u.shape[-1])  # the eigenvectors, one per row
     return (rows * values.reshape(-1, 1)).T @ rows
-
-
-@blas_limited_unless_tiny
-def congruence(a, x):
-    """``sym(a x_i a)`` for one ``(k, k)`` matrix ``a`` and a batch ``(..., k, k)``."""
-    return sym(a @ np.asarray(x, float) @ a)
 
 
 @blas_limited_unless_tiny

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
-from .matrix import congruence, eig_apply, eig_weighted_sum, expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
+from .matrix import eig_apply, eig_weighted_sum, expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
 from .base import POINT_ATOL, Manifold, NewtonConstants
 from .euclidean import _check_dim
 
@@ -28,7 +28,22 @@ EPS, SMALLEST = float(np.finfo(float).eps), float(np.finfo(float).tiny)
 SCALE_RANGE = (2.0**-450, 2.0**450)  # eigenvalues of a release's ball (``ball_problem``)
 TINY = 2.0**-300  # one-matrix closed forms flush entries this small relative to the largest
 # the Gram matrices (a, b) of newton_terms at each order of its Hessian: a ≥ b ≥ 1, a + b even, ≤ order
-_NEWTON_ORDERS = {2: ((1, 1),), 4: ((1, 1), (2, 2), (3, 1)), 6: ((1, 1), (2, 2), (3, 3), (3, 1), (4, 2), (5, 1))}
+_NEWTON_SCALES = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0)  # φ(t) = t coth t = 1 + t²/3 − t⁴/45 + 2t⁶/945 − …, t = ad/2
+
+
+@lru_cache(maxsize=None)
+def _newton_coefficients(order):
+    """``(degrees, (c, Q))`` of ``newton_terms``: the even degrees ``2, 4, …, order`` and the
+    eigen-decomposition ``C = Q diag(c) Qᵀ`` of the ``(order − 1)²`` symmetric matrix
+    ``C_ab = scale_(a+b) (−1)^b C(a + b, b)`` of the terms ``V^a X V^b`` (``a, b ≥ 1``) of
+    ``Σ_d scale_d ad^d``; the terms ``V^d X + X V^d`` are kept apart."""
+    degrees = tuple(range(2, order + 1, 2))
+    C = np.zeros((order - 1, order - 1))
+    for degree, scale in zip(degrees, _NEWTON_SCALES):
+        for b in range(1, degree):
+            C[degree - b - 1, b - 1] = scale * (-1) ** b * comb(degree, b)
+    c, Q = np.linalg.eigh(C)
+    return degrees, (tuple(float(v) for v in c), np.ascontiguousarray(Q))
 
 
 def _eigenvalues_positive(w, k):
@@ -301,9 +316,9 @@ class SPDAffineInvariant(_SPD):
 
     @staticmethod
     def _in_frame(si, q):
-        """``sym(p^-½ q p^-½)``: the records seen from ``p`` (batched products when ``p`` is one point)."""
-        q = np.asarray(q, float)
-        return congruence(si, q) if si.ndim == 2 and q.ndim > 2 else sym(si @ q @ si)
+        """``p^-½ q p^-½``: the records seen from ``p``, for ``eigh``/``eigvalsh`` only, which read one
+        triangle: not symmetrised (a pass over the records saved; callers are BLAS-limited)."""
+        return si @ np.asarray(q, float) @ si
 
     @blas_limited
     def weighted_log_sum(self, p, X, weights):
@@ -403,48 +418,45 @@ class SPDAffineInvariant(_SPD):
         (row-major ``vec``) it needs ``Σ w_i V_i^a ⊗ V_i^b`` (``a + b ≤ order``, ``a, b ≥ 1``), Gram
         matrices of the ``vec V_i^a``. ``weights`` may be one number (equal weights)."""
         x, k = np.asarray(x, float), self.k
-        terms = _NEWTON_ORDERS[order]
-        top = max(a for a, _ in terms)
+        degrees, (c, Q) = _newton_coefficients(order)
+        top = len(c)
         _, si = sqrtm_spd(x)
         X, w = np.asarray(X, float), np.asarray(weights, float)
-        # Gram matrices over the k(k+1)/2 distinct entries of the symmetric V^a (a third of the work),
-        # expanded afterwards: vec V = vech V read at `full`
+        # the terms Σ_ab C_ab Σ_i w_i vec V_i^a (vec V_i^b)ᵀ, with C = Q diag(c) Qᵀ, are Σ_j c_j Y_jᵀ Y_j,
+        # Y_j = [√w_i Σ_a Q_aj vech V_i^a]_i: one symmetric rank-m update (BLAS syrk) per j, over the
+        # k(k+1)/2 distinct entries of the symmetric V^a (vech), expanded afterwards (weights are ≥ 0)
         upper, full = _vech_index(k)
-        g, total = np.zeros((k, k)), 0.0
-        grams = {pair: 0.0 for pair in terms}
+        G, sums, total = 0.0, np.zeros((1 + len(degrees), k, k)), 0.0
         rows = max(64, NEWTON_BLOCK_BYTES // (8 * top * k * k))
         for i in range(0, len(X), rows):
             lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + rows]))
             m = len(lam)
             wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + rows], (m,))
-            V = np.empty((m, top, k, k))  # V^1 … V^top
-            V[:, 0] = eig_apply(u, np.log(lam))
+            V = np.empty((top, m, k, k))  # V^1 … V^top
+            V[0] = eig_apply(u, np.log(lam))
             for a in range(2, top + 1):
-                np.matmul(V[:, a // 2 - 1], V[:, a - a // 2 - 1], out=V[:, a - 1])
-            g = g + (np.sum(V[:, 0], axis=0) * float(w) if w.ndim == 0 else np.tensordot(wi, V[:, 0], axes=(0, 0)))
-            half = V.reshape(m, top, k * k)[:, :, upper]
-            for a, b in terms:
-                left = half[:, a - 1] if w.ndim == 0 else half[:, a - 1] * wi[:, None]
-                grams[a, b] = grams[a, b] + left.T @ half[:, b - 1]
+                np.matmul(V[a // 2 - 1], V[a - a // 2 - 1], out=V[a - 1])
+            half = V.reshape(top, m, k * k)[:, :, upper]
+            if w.ndim:
+                half *= np.sqrt(wi)[:, None]
+            Y = (Q.T @ half.reshape(top, -1)).reshape(top, m, -1)
+            G = G + sum(cj * (Yj.T @ Yj) for cj, Yj in zip(c, Y))
+            # Σ w V^d for d = 1 and the even degrees: V^d at hand, or Σ w (V^(d/2))² as one (k × mk)(mk × k) product
+            for j, d in enumerate((1,) + degrees):
+                if d <= top:
+                    sums[j] += np.tensordot(wi, V[d - 1], axes=(0, 0))
+                else:
+                    B = V[d // 2 - 1].reshape(-1, k)
+                    if w.ndim:
+                        B = B * np.repeat(np.sqrt(wi), k)[:, None]
+                    sums[j] += (B.T @ B) * (float(w) if w.ndim == 0 else 1.0)
             total += float(np.sum(wi))
-        grams = {pair: (float(w) * G if w.ndim == 0 else G)[np.ix_(full, full)] for pair, G in grams.items()}
-
-        def kron(a, b):  # Σ w V^a ⊗ V^b from the Gram matrix of vec V^a and vec V^b
-            G = grams[a, b] if (a, b) in grams else grams[b, a].T
-            return G.reshape(k, k, k, k).transpose(0, 2, 1, 3).reshape(k * k, k * k)
-
-        def power_sum(a):  # Σ w V^(2a) = Σ w V^a V^a: a partial trace of the Gram matrix of vec V^a
-            return np.einsum("jmlm->jl", grams[a, a].reshape(k, k, k, k))
-
+        G = (float(w) * G if w.ndim == 0 else G)[np.ix_(full, full)]
         eye = np.eye(k)
-        H = total * np.eye(k * k)
-        for degree, scale in ((2, 1.0 / 12.0), (4, -1.0 / 720.0), (6, 1.0 / 30240.0))[:order // 2]:
-            even = power_sum(degree // 2)
-            term = np.kron(even, eye) + np.kron(eye, even)
-            for p in range(1, degree):
-                term += (-1) ** p * comb(degree, p) * kron(degree - p, p)
-            H += scale * term
-        return sym(g), sym(H)
+        H = total * np.eye(k * k) + G.reshape(k, k, k, k).transpose(0, 2, 1, 3).reshape(k * k, k * k)
+        for scale, even in zip(_NEWTON_SCALES, sums[1:]):
+            H += scale * (np.kron(even, eye) + np.kron(eye, even))
+        return sym(sums[0]), sym(H)
 
     def newton_step(self, x, g, H):
         """The tangent vector ``s`` at ``x`` with ``Ĥ[x^-½ s x^-½] = g`` (both in the frame of ``x``)."""
