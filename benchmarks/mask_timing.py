@@ -1,0 +1,50 @@
+"""Record preparation's time against the mix of invalid and clipped records (docs/security.md,
+Timing (c)): ``python benchmarks/mask_timing.py``.
+
+numpy's masked selects take longer the more mixed their mask is; a release's preparation should
+cost the same whatever fraction of records is invalid (NaN) or clipped. Prints, per manifold, the
+median time of ``prepare_records`` on clean records, with half of them NaN, and with half of them
+outside the ball (random positions), and the relative differences."""
+
+import time
+import warnings
+
+import numpy as np
+
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere
+from manifold_dp.privacy.release import prepare_records
+
+CASES = ((Euclidean(3), 2 * 10**5), (Sphere(2), 2 * 10**5), (Sphere(50), 2 * 10**4), (Hyperbolic(3), 10**5),
+         (KendallShape2D(5), 2 * 10**4), (SPDAffineInvariant(3), 3 * 10**4))
+RADIUS = 0.3
+
+
+def _median_ms(fn, repeat=7):
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)) * 1e3
+
+
+def main():
+    rng = np.random.default_rng(0)
+    for m, n in CASES:
+        c = m.origin
+        V = m.random_unit_tangent(c, n, rng=rng) * 0.05
+        X, far = m.exp(c, V), m.exp(c, V * 20)  # inside the ball, and outside it
+        half = rng.random(n) < 0.5
+        nan, clipped = X.copy(), X.copy()
+        nan[half] = np.nan
+        clipped[half] = far[half]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = [_median_ms(lambda Y=Y: prepare_records(m, Y, c, RADIUS)) for Y in (X, nan, clipped)]
+        print(f"{m!r:36s} n = {n:7,d}: clean {t[0]:7.2f} ms, half NaN {t[1]:7.2f} ms ({t[1] / t[0] - 1:+.0%}), "
+              f"half clipped {t[2]:7.2f} ms ({t[2] / t[0] - 1:+.0%})")
+
+
+if __name__ == "__main__":
+    main()
