@@ -4,7 +4,8 @@ measured in the same run (``python benchmarks/run.py --only floor``).
 Every ratio divides the median time of our path by the median time of a minimal operation on the
 same data: one batched ``eigh`` over the records (SPD), one ``np.arccos(X @ mu)`` pass (S²), a
 minimal exact sampler written here (single draws), ``import numpy, scipy.special`` (cold start).
-Medians, so that a stall of a shared machine moves neither side.
+Medians, so that a stall of a shared machine moves neither side; the floors run under the BLAS thread
+limit our paths run with (``manifold_dp._threads.blas_limit``).
 """
 
 import math
@@ -19,6 +20,7 @@ import numpy as np
 
 import manifold_dp
 from manifold_dp import SPDAffineInvariant, SPDLogEuclidean, Sphere, frechet_mean, private_frechet_mean
+from manifold_dp._threads import blas_limit
 from manifold_dp.data import eigen_spd, sphere_cap
 from manifold_dp.privacy import RiemannianLaplace
 
@@ -77,7 +79,8 @@ def bench_spd_ai_release(tab, quick, rng, out):
     n = 2 * 10**4 if quick else 10**5
     m = SPDAffineInvariant(10)
     X = eigen_spd(n, 10, r=0.1, rng=rng)  # ρ(I, x) ≤ √10·0.1 < 0.5
-    floor, _ = _median(lambda: np.linalg.eigh(X), 3)
+    with blas_limit():  # the floor under the thread setting our path runs with
+        floor, _ = _median(lambda: np.linalg.eigh(X), 3)
     ours, _ = _median(lambda: _release(X, m, 0.5), 1 if not quick else 2)
     out["spd_ai10_release"] = _row(tab, f"SPD-AI(10) `private_frechet_mean`, n = {n:,}, r = 0.5", ours, floor, 5,
                                    "one batched `eigh` over the records")
@@ -102,7 +105,8 @@ def bench_spd_ai_mean(tab, quick, rng, out):
 def bench_spd_le_release(tab, quick, rng, out):
     m = SPDLogEuclidean(30)
     X = eigen_spd(500, 30, r=0.25, rng=rng)  # ρ_LE(I, x) ≤ √30·0.25 < 1.5
-    floor, _ = _median(lambda: np.linalg.eigh(X), 20)
+    with blas_limit():
+        floor, _ = _median(lambda: np.linalg.eigh(X), 20)
     ours, times = _median(lambda: _release(X, m, 1.5), 50)
     out["spd_le30_release"] = _row(tab, "SPD-LE(30) `private_frechet_mean`, n = 500", ours, floor, 2,
                                    "one batched `eigh` over the records")
@@ -118,7 +122,8 @@ def bench_sphere_release(tab, quick, rng, out):
     m = Sphere(2)
     X = sphere_cap(n, rng=rng)  # polar angle ≤ π/8
     mu = m.origin
-    floor, _ = _median(lambda: np.arccos(X @ mu), 7)
+    with blas_limit():
+        floor, _ = _median(lambda: np.arccos(X @ mu), 7)
     ours, _ = _median(lambda: _release(X, m, np.pi / 8), 3)
     out["s2_release"] = _row(tab, "S² `private_frechet_mean`, n = 10⁶, r = π/8", ours, floor, 8,
                              "one `np.arccos(X @ mu)` pass")
