@@ -540,9 +540,9 @@ def prepare_records(manifold, X, center, radius, keep=True):
         log_mean = log_mean + part
         if start_stats is not None:
             start_stats = start_stats + manifold.mean_start_stats(block, np.full(len(block), 1.0 / n))
-        non_finite += int(np.sum(~finite))
-        off_manifold += int(np.sum(finite & ~ok))
-        clipped += int(np.sum(moved))
+        non_finite += len(finite) - int(np.count_nonzero(finite))
+        off_manifold += int(np.count_nonzero(finite & ~ok))
+        clipped += int(np.count_nonzero(moved))
     return PreparedRecords(out, center, log_mean, start_stats), RecordCounts(int(n), non_finite, off_manifold, clipped)
 
 
