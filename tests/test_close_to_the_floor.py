@@ -405,3 +405,36 @@ def test_spd_sampler_eigenpairs_are_the_matrix_it_returns():
     assert acc == acc2 and np.max(np.abs(eig_apply(vec, lam) - S)) < 1e-14
     one, _ = sample_spd_log_eigen(2, 0.1, None, np.random.default_rng(19))
     assert one.shape == (2, 2) and np.allclose(one, one.T)
+
+
+@pytest.mark.parametrize("shift", [-300, -120, 150, 400])
+def test_sphere_preparation_far_from_radius_one_is_the_unit_one_scaled_exactly(shift):
+    """Far from R = 1 the preparation runs on the sphere of radius R·2^-e ∈ [½, 1) (so that no
+    square or product of kept coordinates is subnormal: a slow float path, i.e. timing) and scales
+    back by the power of two: its values must be exactly those of the unit sphere, scaled. Records
+    include small coordinates, NaN, off-norm and antipodal records. (The timing itself is measured,
+    not tested: docs/security.md, Timing.)"""
+    rng = np.random.default_rng(11)
+    unit = Sphere(2)
+    c = unit.origin
+    X = unit.exp(c, unit.random_unit_tangent(c, 400, rng=rng) * rng.uniform(0, 0.8, (400, 1)))
+    X[::9, 0] = 1e-80  # kept by the flush at R = 1 (≥ 2⁻³⁰⁰), but its square at R = 2^-300 would be subnormal
+    X[::9] /= np.linalg.norm(X[::9], axis=1, keepdims=True)
+    X[1::13] = np.nan
+    X[2::17] *= 1.5
+    X[3::19] = -c
+    scale = 2.0**shift
+    m = Sphere(2, radius=scale)
+    got = m.prepare_block(X * scale, c * scale, 0.3 * scale, 1 / 400)
+    want = unit.prepare_block(X, c, 0.3, 1 / 400)
+    np.testing.assert_array_equal(got[0], want[0] * scale)
+    for g, w in zip(got[1:4], want[1:4]):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got[4], want[4] * scale)
+
+
+def test_spd_newton_terms_refuse_an_order_they_do_not_keep():
+    m = SPDAffineInvariant(3)
+    for order in (1, 3, 8):
+        with pytest.raises(ValueError, match="order 2, 4 or 6"):
+            m.newton_terms(np.eye(3), np.eye(3)[None], 1.0, order=order)

@@ -37,6 +37,8 @@ def _newton_coefficients(order):
     eigen-decomposition ``C = Q diag(c) Qᵀ`` of the ``(order − 1)²`` symmetric matrix
     ``C_ab = scale_(a+b) (−1)^b C(a + b, b)`` of the terms ``V^a X V^b`` (``a, b ≥ 1``) of
     ``Σ_d scale_d ad^d``; the terms ``V^d X + X V^d`` are kept apart."""
+    if order not in (2, 4, 6):
+        raise ValueError(f"the SPD Newton Hessian is kept to order 2, 4 or 6, not {order!r}")
     degrees = tuple(range(2, order + 1, 2))
     C = np.zeros((order - 1, order - 1))
     for degree, scale in zip(degrees, _NEWTON_SCALES):
@@ -315,10 +317,12 @@ class SPDAffineInvariant(_SPD):
         return np.sqrt(np.sum(np.log(w) ** 2, axis=-1))
 
     @staticmethod
-    def _in_frame(si, q):
-        """``p^-½ q p^-½``: the records seen from ``p``, for ``eigh``/``eigvalsh`` only, which read one
-        triangle: not symmetrised (a pass over the records saved; callers are BLAS-limited)."""
-        return si @ np.asarray(q, float) @ si
+    def _in_frame(si, q, symmetric=False):
+        """``sym(p^-½ q p^-½)``: the records seen from ``p`` (callers are BLAS-limited). ``symmetric``:
+        ``q`` is exactly symmetric (prepared records) and the product only feeds ``eigh``, which reads
+        one triangle: the symmetrising pass is skipped (it would change rounding only)."""
+        out = si @ np.asarray(q, float) @ si
+        return out if symmetric else sym(out)
 
     @blas_limited
     def weighted_log_sum(self, p, X, weights):
@@ -416,7 +420,8 @@ class SPDAffineInvariant(_SPD):
         ``1 + t²/3 − t⁴/45 + 2t⁶/945``, i.e. ``Ĥ = Σ w_i (I + ad²/12 − ad⁴/720 + ad⁶/30240)`` with
         ``ad = ad_(V_i)`` (``ad^(2m) X = Σ_p (−1)^p C(2m, p) V^(2m−p) X V^p``): as a ``k² × k²`` matrix
         (row-major ``vec``) it needs ``Σ w_i V_i^a ⊗ V_i^b`` (``a + b ≤ order``, ``a, b ≥ 1``), Gram
-        matrices of the ``vec V_i^a``. ``weights`` may be one number (equal weights)."""
+        matrices of the ``vec V_i^a``. ``weights`` may be one number (equal weights). ``unit``: the
+        records are prepared (exactly symmetric), whitened without the symmetrising pass."""
         x, k = np.asarray(x, float), self.k
         degrees, (c, Q) = _newton_coefficients(order)
         top = len(c)
@@ -429,7 +434,7 @@ class SPDAffineInvariant(_SPD):
         G, sums, total = 0.0, np.zeros((1 + len(degrees), k, k)), 0.0
         rows = max(64, NEWTON_BLOCK_BYTES // (8 * top * k * k))
         for i in range(0, len(X), rows):
-            lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + rows]))
+            lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + rows], symmetric=unit))
             m = len(lam)
             wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + rows], (m,))
             V = np.empty((top, m, k, k))  # V^1 … V^top

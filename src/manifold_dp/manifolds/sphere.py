@@ -15,7 +15,8 @@ ROW_BLOCK = 1 << 13  # records per block where one point meets many (distances, 
 TINY = 2.0**-300  # relative size below which a coordinate is flushed to 0 when records are prepared
 DOUBLE_MAX = float(np.finfo(float).max)
 SCALE_FLOOR = 2.0**-400  # times R: under every nonzero length prepare_block divides by; keeps 1/x finite
-FUSED_RADII = (2.0**-500, 2.0**500)  # sphere radii prepare_block handles (squares of coordinates stay normal numbers)
+FUSED_RADII = (2.0**-500, 2.0**500)  # sphere radii prepare_block handles (outside: the generic path)
+UNSCALED_RADII = (2.0**-100, 2.0**100)  # prepare_block rescales by a power of two outside (squares stay normal numbers)
 PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points meet many records (KNG)
 SINGLE_FLOAT_MAX_SIZE = 64  # one point up to this many coordinates is checked and drawn around with Python floats
 
@@ -211,6 +212,17 @@ class Sphere(Manifold):
         if X.ndim != 2 or X.shape[1] != self.dim + 1 or not FUSED_RADII[0] < R < FUSED_RADII[1]:
             return None  # the generic path raises the shape error (or handles extreme radii)
         center = np.asarray(center, float)
+        shift = 0 if UNSCALED_RADII[0] <= R <= UNSCALED_RADII[1] else math.frexp(R)[1]
+        if shift:
+            # far from R = 1 the flushed coordinates' squares (and products of small ones) could still be subnormal:
+            # the same computation on the sphere of radius R·2^-shift ∈ [½, 1), every input scaled by that exact
+            # power of two after the flush (no subnormal arises) and every output scaled back (exact)
+            with np.errstate(all="ignore"):
+                finite = np.max(np.abs(X), axis=1, initial=0.0) <= DOUBLE_MAX
+                Xs = X * ((np.abs(X) >= R * TINY) * 2.0**-shift)  # overflow: an inf record, invalid as before
+            unit = Sphere(self.dim, radius=math.ldexp(R, -shift))
+            out, _, ok, moved, log_sum = unit.prepare_block(Xs, center * 2.0**-shift, radius * 2.0**-shift, weight)
+            return out * 2.0**shift, finite, ok, moved, log_sum * 2.0**shift
         u, (n, k) = center / R, X.shape
         with np.errstate(all="ignore"):
             # coordinates × records (every product below runs along the records): the magnitudes, then our copy;
@@ -318,13 +330,15 @@ class Sphere(Manifold):
             sin2 = 1.0 - c
             sin2 *= 1.0 + c
             # θ/sin θ and β without a masked divide (whose time grows with how mixed its mask is): where sin θ = 0
-            # (a record at x, or at its antipode) both get z = 1 added above and below: θ/sin θ = 1 and β = 0 at x
+            # (a record at x, or at its antipode) θ/sin θ is taken as 1 and β as 0, as before
             z = (sin2 <= 0).astype(float)
-            ratio = theta + z
+            nz = 1.0 - z
+            ratio = theta * nz
+            ratio += z
             ratio /= np.sqrt(sin2) + z
             a = ratio * c
             beta = 1.0 - a
-            beta *= 1.0 - z
+            beta *= nz
             beta /= sin2 + z
             if not equal:
                 wi = w[i:i + ROW_BLOCK]
