@@ -438,3 +438,12 @@ def test_spd_newton_terms_refuse_an_order_they_do_not_keep():
     for order in (1, 3, 8):
         with pytest.raises(ValueError, match="order 2, 4 or 6"):
             m.newton_terms(np.eye(3), np.eye(3)[None], 1.0, order=order)
+
+
+@pytest.mark.parametrize("R", [0.0, -1.0, float("nan"), float("inf"), 1e200, 1e-200, 2.0**501, 2.0**-501])
+def test_sphere_radius_outside_the_supported_range_is_refused_by_name(R):
+    """R² and 1/R² (curvature) must be finite for any release to work on the sphere; outside
+    [2^-500, 2^500] the constructor refuses, quoting the radius (a public parameter)."""
+    with pytest.raises(ValueError, match=r"radius must be in \[2\^-500, 2\^500\]"):
+        Sphere(2, radius=R)
+    assert Sphere(2, radius=2.0**500).radius == 2.0**500 and Sphere(2, radius=2.0**-500).radius == 2.0**-500

@@ -15,7 +15,7 @@ ROW_BLOCK = 1 << 13  # records per block where one point meets many (distances, 
 TINY = 2.0**-300  # relative size below which a coordinate is flushed to 0 when records are prepared
 DOUBLE_MAX = float(np.finfo(float).max)
 SCALE_FLOOR = 2.0**-400  # times R: under every nonzero length prepare_block divides by; keeps 1/x finite
-FUSED_RADII = (2.0**-500, 2.0**500)  # sphere radii prepare_block handles (outside: the generic path)
+RADII = (2.0**-500, 2.0**500)  # supported radii: R², R⁻² and the squares of prepared coordinates stay finite
 UNSCALED_RADII = (2.0**-100, 2.0**100)  # prepare_block rescales by a power of two outside (squares stay normal numbers)
 PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points meet many records (KNG)
 SINGLE_FLOAT_MAX_SIZE = 64  # one point up to this many coordinates is checked and drawn around with Python floats
@@ -41,7 +41,7 @@ class Sphere(Manifold):
     Raises
     ------
     ValueError
-        If ``dim`` is not an integer ``≥ 1`` or ``radius`` is not finite and positive.
+        If ``dim`` is not an integer ``≥ 1`` or ``radius`` is not in ``[2^-500, 2^500]``.
 
     Examples
     --------
@@ -71,8 +71,8 @@ class Sphere(Manifold):
 
     def __post_init__(self):
         _check_dim(self.dim, "dim", 1)
-        if not (np.isfinite(self.radius) and self.radius > 0):
-            raise ValueError(f"radius must be finite and > 0, got {self.radius!r}")
+        if not RADII[0] <= self.radius <= RADII[1]:  # False for NaN
+            raise ValueError(f"radius must be in [2^-500, 2^500] (R² and 1/R² must stay finite), got {self.radius!r}")
 
     point_shape = property(lambda self: (self.dim + 1,))
     curvature_bounds = property(lambda self: (self.radius**-2, self.radius**-2))
@@ -209,8 +209,8 @@ class Sphere(Manifold):
         (``1/‖x‖`` enters the per-record factors)."""
         X = np.asarray(X, float)
         R = self.radius
-        if X.ndim != 2 or X.shape[1] != self.dim + 1 or not FUSED_RADII[0] < R < FUSED_RADII[1]:
-            return None  # the generic path raises the shape error (or handles extreme radii)
+        if X.ndim != 2 or X.shape[1] != self.dim + 1:
+            return None  # the generic path raises the shape error
         center = np.asarray(center, float)
         shift = 0 if UNSCALED_RADII[0] <= R <= UNSCALED_RADII[1] else math.frexp(R)[1]
         if shift:
