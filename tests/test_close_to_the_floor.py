@@ -447,3 +447,28 @@ def test_sphere_radius_outside_the_supported_range_is_refused_by_name(R):
     with pytest.raises(ValueError, match=r"radius must be in \[2\^-500, 2\^500\]"):
         Sphere(2, radius=R)
     assert Sphere(2, radius=2.0**500).radius == 2.0**500 and Sphere(2, radius=2.0**-500).radius == 2.0**-500
+
+
+def test_select_is_np_where_bit_for_bit_and_finite_rows_is_the_row_test():
+    """The branch-free select of record preparation (docs/security.md, Timing (c)) returns exactly
+    ``np.where``'s bits — NaN, inf and −0.0 included — for float and complex points of any shape,
+    with the mask broadcast; ``finite_rows`` flags exactly the points with a non-finite entry."""
+    from manifold_dp.manifolds.base import finite_rows, select
+
+    rng = np.random.default_rng(0)
+    for shape_a, shape_b, mshape in (((50, 4), (4,), (50, 1)), ((50, 3, 3), (3, 3), (50, 1, 1)), ((7,), (7,), (7,)),
+                                     ((6, 5), (6, 5), (6, 5))):
+        for complex_points in (False, True):
+            a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+            if complex_points:
+                a, b = a + 1j * rng.standard_normal(shape_a), b + 1j * rng.standard_normal(shape_b)
+            a.flat[::5], a.flat[1::7], a.flat[2::11] = np.nan, np.inf, -0.0
+            mask = rng.random(mshape) < 0.5
+            got, want = select(mask, a, b), np.where(mask, a, b)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert np.array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+            point_ndim = len(shape_b)
+            axes = tuple(range(a.ndim - point_ndim, a.ndim))
+            np.testing.assert_array_equal(finite_rows(a, point_ndim), np.all(np.isfinite(a), axis=axes))
+    huge = np.array([[1e308, 1e308, -1e308]])  # finite entries whose sum overflows: still finite
+    assert finite_rows(huge, 1).tolist() == [True]

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._random import as_generator
 
-__all__ = ["sn_over", "space_form_log_volume", "check_order", "Manifold"]
+__all__ = ["sn_over", "space_form_log_volume", "check_order", "select", "finite_rows", "Manifold"]
 
 GRADIENT_BLOCK = 1 << 16  # entries of the (points × records) table of logs weighted_log_sums holds at once ...
 GRADIENT_MIN_RECORDS = 16  # ... but at least this many records per block (per-point work is redone per block)
@@ -67,6 +67,34 @@ class NewtonConstants:
     order: int | None = None  # the order of ``e`` and ``cost`` (``None``: the exact Hessian)
 
 
+def select(mask, a, b):
+    """``np.where(mask, a, b)`` for float or complex arrays without a branch per element: numpy's
+    masked selects take longer the more mixed their mask is, i.e. the more records are invalid or
+    clipped (a timing channel; docs/security.md, Timing (c)). Bitwise, so NaN and inf pass
+    through unchanged; ``mask`` broadcasts against ``a`` and ``b``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if np.iscomplexobj(a) or np.iscomplexobj(b):  # as (real, imaginary) pairs of floats
+        a, b = np.ascontiguousarray(a, dtype=complex), np.ascontiguousarray(b, dtype=complex)
+        pairs = select(np.expand_dims(mask, -1), a.view(float).reshape(a.shape + (2,)), b.view(float).reshape(b.shape + (2,)))
+        return pairs.reshape(pairs.shape[:-2] + (-1,)).view(complex)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    shape = np.broadcast_shapes(np.shape(mask), a.shape, b.shape)
+    keep = np.broadcast_to(np.negative(np.asarray(mask, bool), dtype=np.int64).view(np.uint64), shape)
+    out = np.bitwise_and(np.broadcast_to(a, shape).view(np.uint64), keep)
+    out |= np.bitwise_and(np.broadcast_to(b, shape).view(np.uint64), ~keep)
+    return out.view(float)
+
+
+def finite_rows(x, point_ndim):
+    """Which points of ``x`` (the last ``point_ndim`` axes) have only finite entries, with the same
+    work for every point (``np.all`` along short axes stops early on a non-finite entry)."""
+    x = np.asarray(x)
+    batch = x.shape[:x.ndim - point_ndim]
+    flat = x.reshape(batch + (-1,))
+    with np.errstate(invalid="ignore"):
+        return (flat * 0) @ np.ones(flat.shape[-1]) == 0
+
+
 def sn_over(t, kappa=1.0):
     """``sn_κ(t)/t`` with ``sn_κ(t) = sin(√κ t)/√κ`` (``κ > 0``), ``t`` (``κ = 0``),
     ``sinh(√−κ t)/√−κ`` (``κ < 0``): the Jacobi-field ratio of the space form, with its Taylor
@@ -77,6 +105,12 @@ def sn_over(t, kappa=1.0):
     safe = np.where(small, 1.0, a)
     exact = (np.sin(safe) if kappa > 0 else np.sinh(safe)) / safe
     return np.where(small, 1.0 - kappa * t * t / 6.0, exact) if kappa != 0 else np.ones_like(t)
+
+
+def _clip_scale(rho, radius):
+    """``min(1, r/ρ)`` record by record (1 inside the ball), without a masked select."""
+    with np.errstate(divide="ignore"):
+        return np.minimum(1.0, radius / rho)
 
 
 def space_form_log_volume(d, kappa):
@@ -342,8 +376,8 @@ class Manifold:
         if not self._shape_ok(x):
             raise ValueError(f"points of {self!r} have shape {self.point_shape}, got an array of shape {x.shape}")
         axes = tuple(range(x.ndim - len(self.point_shape), x.ndim))
-        ok = np.all(np.isfinite(x), axis=axes)
-        safe = np.where(np.expand_dims(ok, axes), x, self._any_point())
+        ok = finite_rows(x, len(self.point_shape))
+        safe = select(np.expand_dims(ok, axes), x, self._any_point())
         for mask, _ in self._checks(safe, atol):
             ok = ok & mask
         return ok
@@ -440,7 +474,7 @@ class Manifold:
         v = self.log(center, np.asarray(x))
         rho = self.norm(center, v)
         outside = ~(rho <= radius)
-        scale = np.where(outside, radius / np.where(outside, rho, 1.0), 1.0)
+        scale = _clip_scale(rho, radius)
         return outside, np.tensordot(np.asarray(weights, float) * scale, v, axes=(0, 0))
 
     def _clip_with_logs(self, x, center, radius):
@@ -451,9 +485,9 @@ class Manifold:
         v = self.log(center, x)
         rho = self.norm(center, v)
         outside = ~(rho <= radius)
-        scale = np.where(outside, radius / np.where(outside, rho, 1.0), 1.0)
+        scale = _clip_scale(rho, radius)
         rebuilt = self.exp(center, v * self._expand(scale))
-        out = np.where(self._expand(outside), rebuilt, x)
+        out = select(self._expand(outside), rebuilt, x)
         return out, v, scale, outside
 
     def random_point(self, center, radius, size=None, *, rng=None):

@@ -16,7 +16,7 @@ import numpy as np
 from .._random import as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
 from .matrix import eig_apply, eig_weighted_sum, expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
-from .base import POINT_ATOL, Manifold, NewtonConstants
+from .base import POINT_ATOL, Manifold, NewtonConstants, _clip_scale, select
 from .euclidean import _check_dim
 
 NEWTON_BLOCK_BYTES = 1 << 24  # the Newton pass holds V¹…V⁵ of a block of records: about 16 MiB at any k
@@ -495,10 +495,10 @@ class SPDAffineInvariant(_SPD):
         log_w = np.log(w)
         rho = np.sqrt(np.sum(log_w**2, axis=-1))
         outside = ~(rho <= radius)
-        scale = np.where(outside, radius / np.where(outside, rho, 1.0), 1.0)
+        scale = _clip_scale(rho, radius)
         # every record is rebuilt, inside the ball or not: the work must not depend on how many are clipped
         rebuilt = sym(s @ eig_apply(u, np.exp(log_w * scale[..., None])) @ s)
-        out = np.where(outside[..., None, None], rebuilt, x)
+        out = select(outside[..., None, None], rebuilt, x)
         return out, outside, (s, u, log_w, scale)
 
     def inner(self, p, u, v):

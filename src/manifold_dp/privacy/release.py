@@ -45,7 +45,7 @@ from scipy.special import gammainccinv
 from .._random import as_generator
 from .._validation import check_delta, check_epsilon, check_positive, check_radius
 from ..manifolds import Euclidean
-from ..manifolds.base import check_order
+from ..manifolds.base import check_order, finite_rows, select
 from ..records import CHUNK, is_dask
 from .._threads import blas_limited
 from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, PreparedRecords, certified_frechet_mean, certified_schedule,
@@ -491,7 +491,7 @@ def _validity(manifold, X):
     X = np.asarray(X)
     n = X.shape[0]
     with np.errstate(all="ignore"):
-        finite = np.all(np.isfinite(X.reshape(n, int(np.prod(X.shape[1:], dtype=np.int64)))), axis=1)
+        finite = finite_rows(X.reshape(n, int(np.prod(X.shape[1:], dtype=np.int64))), 1)
         points = np.asarray(manifold.as_points(X), dtype=manifold.dtype)
         ok = manifold.belongs(points)
     return points, finite, ok
@@ -501,7 +501,7 @@ def _sanitised(manifold, points, ok, center):
     """Invalid records replaced by ``center``, the others projected onto the manifold."""
     keep = manifold._expand(ok)
     with np.errstate(all="ignore"):
-        return np.where(keep, manifold.project(np.where(keep, points, center)), center)
+        return select(keep, manifold.project(select(keep, points, center)), center)
 
 
 PREPARE_BLOCK = 1 << 15  # array entries per block of prepare_records (its temporaries stay under a MiB or so at any n),
@@ -586,7 +586,7 @@ def record_distances(manifold, X, center):
     the manifold) at distance 0, since they are replaced by the centre. In memory only."""
     points, _, ok = _validity(manifold, X)
     with np.errstate(all="ignore"):
-        return np.where(ok, manifold.dist(center, _sanitised(manifold, points, ok, center)), 0.0)
+        return select(ok, manifold.dist(center, _sanitised(manifold, points, ok, center)), 0.0)
 
 
 def _invalid_counts(block, manifold):
