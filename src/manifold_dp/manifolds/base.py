@@ -79,9 +79,10 @@ def select(mask, a, b):
         return pairs.reshape(pairs.shape[:-2] + (-1,)).view(complex)
     a, b = np.asarray(a, float), np.asarray(b, float)
     shape = np.broadcast_shapes(np.shape(mask), a.shape, b.shape)
-    keep = np.broadcast_to(np.negative(np.asarray(mask, bool), dtype=np.int64).view(np.uint64), shape)
-    out = np.bitwise_and(np.broadcast_to(a, shape).view(np.uint64), keep)
-    out |= np.bitwise_and(np.broadcast_to(b, shape).view(np.uint64), ~keep)
+    b_bits = np.array(np.broadcast_to(b, shape)).view(np.uint64)
+    out = np.broadcast_to(a, shape).view(np.uint64) ^ b_bits  # b ^ ((a ^ b)·mask): a where 1, b where 0
+    out *= np.asarray(mask, np.uint64)
+    out ^= b_bits
     return out.view(float)
 
 
