@@ -149,7 +149,7 @@ MUTATIONS = {
     "single-draw-sigma-doubled": ("privacy/mechanisms.py", "sampler = laplace_radius_single_sampler(m, float(self.sigma))",
                                   "sampler = laplace_radius_single_sampler(m, 2.0 * float(self.sigma))",
                                   "single draws of the radial Laplace at 2σ"),
-    "spd-clip-copies-only-when-clipping": ("manifolds/spd.py", "        out = np.where(outside[..., None, None], rebuilt, x)\n",
+    "spd-clip-copies-only-when-clipping": ("manifolds/spd.py", "        out = select(outside[..., None, None], rebuilt, x)\n",
                                            "        out = x.copy() if np.any(outside) else x\n        out[outside] = rebuilt[outside]\n",
                                            "SPD-AI preparation copies the records only when one is clipped (timing)"),
     "sphere-subnormals-kept": ("manifolds/sphere.py", "W >= R * TINY", "W >= 0.0",
