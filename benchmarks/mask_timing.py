@@ -6,7 +6,6 @@ cost the same whatever fraction of records is invalid (NaN) or clipped. Prints, 
 median time of ``prepare_records`` on clean records, with half of them NaN, and with half of them
 outside the ball (random positions), and the relative differences."""
 
-import time
 import warnings
 
 import numpy as np
@@ -14,19 +13,11 @@ import numpy as np
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere
 from manifold_dp.privacy.release import prepare_records
 
+from _floor import _median  # the benchmarks' timing helper (this script runs from benchmarks/)
+
 CASES = ((Euclidean(3), 2 * 10**5), (Sphere(2), 2 * 10**5), (Sphere(50), 2 * 10**4), (Hyperbolic(3), 10**5),
          (KendallShape2D(5), 2 * 10**4), (SPDAffineInvariant(3), 3 * 10**4))
 RADIUS = 0.3
-
-
-def _median_ms(fn, repeat=7):
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)) * 1e3
 
 
 def main():
@@ -41,7 +32,7 @@ def main():
         clipped[half] = far[half]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            t = [_median_ms(lambda Y=Y: prepare_records(m, Y, c, RADIUS)) for Y in (X, nan, clipped)]
+            t = [_median(lambda Y=Y: prepare_records(m, Y, c, RADIUS), 7)[0] * 1e3 for Y in (X, nan, clipped)]
         print(f"{m!r:36s} n = {n:7,d}: clean {t[0]:7.2f} ms, half NaN {t[1]:7.2f} ms ({t[1] / t[0] - 1:+.0%}), "
               f"half clipped {t[2]:7.2f} ms ({t[2] / t[0] - 1:+.0%})")
 
