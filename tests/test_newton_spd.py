@@ -16,6 +16,9 @@ multiplies ``UᵀXU`` entrywise by ``φ((l_j − l_k)/2)``.
 (3) ``ρ(exp_x s, exp_x v) ≤ E(T)|s − v|`` for ``|s|, |v| ≤ T``, ``E(T) = sinh(T/√2)/(T/√2)``
     (Rauch, curvature ≥ −1/2); tight for nearby ``s, v`` of norm ``T`` in a curvature −1/2 plane.
 (4) ``clip_to_ball`` onto ``B_r(c)`` does not increase the distance to any point of the ball.
+(5) The logarithms of ``newton_terms`` on prepared records (``matrix.logm_band``, matrix products
+    only): within ``LogBandPlan.bound`` on the band, a bound nearly attained at its edges, and the
+    gradient within ``NewtonConstants.g`` of the ``eigh`` path when every record is ``2r`` away.
 
 Worst ratios measured while writing these tests (random draws plus Nelder–Mead over ``p``, ``X``
 for k = 2, 3 and over diagonal ``V`` and ``X`` for k = 5): (1) 0.99998 at ρ = 0.01, 0.807 at
@@ -28,7 +31,9 @@ import numpy as np
 import pytest
 
 from manifold_dp import SPDAffineInvariant
-from manifold_dp.manifolds.matrix import expm_sym, sqrtm_spd, sym
+from manifold_dp.manifolds.matrix import FLUSH, eig_apply, expm_sym, flush_tiny, logm_band, logm_band_plan, sqrtm_spd, sym
+from manifold_dp.manifolds.spd import _log_band
+from manifold_dp.privacy.release import prepare_records
 
 FD_STEP = 1e-3  # Richardson-extrapolated central differences: truncation ~h⁴, rounding ~1e-12
 SQRT2 = np.sqrt(2.0)
@@ -337,3 +342,135 @@ def test_newton_constants_e_is_nearly_attained(order, radius):
     assert truncation > 100 * (e - truncation)  # the truncation term dominates e here
     assert gap <= e
     assert gap >= 0.9 * truncation
+
+
+# -- (5) the logarithms by matrix products (logm_band) ---------------------------------------------
+
+@pytest.mark.parametrize("t", [0.2, 1.0, 2.0])
+@pytest.mark.parametrize("tol", [1e-4, 1e-8, 2.0**-50])
+def test_logm_band_bound_holds_and_is_nearly_attained(t, tol):
+    """On ``[e^−t, e^t]`` (1 × 1 matrices: every step is a polynomial of ``a``, so this is the
+    scalar error on the spectrum) the error is ``≤ bound`` plus rounding, and where the bound is
+    above rounding the edges of the band reach nine tenths of it (0.92–0.998 measured): a plan
+    that claimed one more term or doubling than it computes fails the first assertion."""
+    plan = logm_band_plan(t, tol)
+    assert plan.bound <= tol
+    lam = np.exp(np.linspace(-t, t, 4001))
+    err = np.abs(logm_band(lam[:, None, None], plan)[:, 0, 0] - np.log(lam))
+    assert err.max() <= plan.bound + 64 * np.finfo(float).eps * (1 + t)
+    if plan.bound > 1e-12:
+        assert err.max() >= 0.9 * plan.bound
+
+
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_logm_band_matches_eigh_on_the_band(k):
+    """Spectra at both edges of the band, clustered, and the identity: within the bound plus
+    rounding of the ``eigh`` reference, in the spectral norm."""
+    rng = np.random.default_rng(300 + k)
+    t = 1.0
+    plan = logm_band_plan(t, 2.0**-50)
+    n = 500
+    u = np.linalg.qr(rng.standard_normal((n, k, k)))[0]
+    logs = rng.uniform(-t, t, (n, k))
+    logs[:, 0], logs[:, -1] = t, -t
+    logs[: n // 4] = np.where(rng.random((n // 4, k)) < 0.5, t, -t)  # two clusters at the edges
+    logs[-1] = 0.0  # the identity
+    a = sym(eig_apply(u, np.exp(logs)))
+    err = np.linalg.norm(logm_band(a, plan) - eig_apply(u, logs), 2, axis=(1, 2))
+    assert err.max() <= plan.bound + 1e-13
+
+
+def _far_side(spd, k, radius, n, rng):
+    """Prepared records on the far side of ``B_r(I)`` from a footpoint ``x`` on its boundary: ``ρ(x, X_i)``
+    up to ``2r``, the edge of the band ``newton_terms`` relies on."""
+    v = sym(rng.standard_normal((k, k)))
+    v /= np.linalg.norm(v)
+    x = expm_sym(radius * v)
+    tangents = -v + 0.3 * np.array([sym(rng.standard_normal((k, k))) for _ in range(n)]) / k
+    X = expm_sym(2.0 * radius * tangents)  # outside the ball: prepare_records clips them onto it
+    records, _ = prepare_records(spd, X, np.eye(k), radius)
+    return x, records
+
+
+@pytest.mark.parametrize("k, radius", [(4, 0.25), (4, 0.5), (10, 0.5), (5, 1.0)])
+def test_newton_terms_on_prepared_records_match_the_eigen_path(k, radius):
+    """With ``ball`` (prepared records; logs by matrix products in a rotated frame) and without it
+    (one ``eigh`` per record): the gradients differ by less than ``NewtonConstants.g`` — the series'
+    bound, which must be there since it enters every step's bound — plus rounding, and the
+    Hessians by rounding."""
+    rng = np.random.default_rng(310 + k)
+    spd = SPDAffineInvariant(k)
+    n = 300
+    x, records = _far_side(spd, k, radius, n, rng)
+    assert float(spd.dist(x, records).max()) >= 1.9 * radius  # the band is used to its edge
+    plan, g = _log_band(radius, k)
+    assert plan is not None and g == spd.newton_constants(radius, n).g
+    assert g == pytest.approx(np.sqrt(k) * plan.bound, rel=1e-12) and g > 0
+    weights = rng.dirichlet(np.ones(n))
+    for order in (2, 4, 6):
+        g_band, H_band = spd.newton_terms(x, records, weights, ball=radius, order=order)
+        g_eigh, H_eigh = spd.newton_terms(x, records, weights, order=order)
+        assert np.linalg.norm(g_band - g_eigh) <= g + 1e-13  # rounding: ~1e-15 measured
+        assert np.abs(H_band - H_eigh).max() <= 1e-12
+
+
+def test_log_band_is_left_for_large_balls():
+    """Where the band needs more than ``LOG_BAND_MAX_PRODUCTS`` products, or ``k < LOG_BAND_MIN_K``,
+    ``eigh`` is cheaper: no band, ``g = 0``, and ``newton_terms`` takes the eigen path."""
+    for radius in (2.0, 5.0, 1e6):  # e^(2r) and cosh t overflow far out: still no band, no error
+        assert _log_band(radius, 4) == (None, 0.0)
+    assert SPDAffineInvariant(4).newton_constants(2.0, 10).g == 0.0
+    for k in (1, 2, 3):  # small matrices: eigh is as fast
+        assert _log_band(0.5, k) == (None, 0.0)
+
+
+def _hostile_frames(k, t):
+    """Valid in-band whitened records that drove the products into subnormal numbers before
+    ``flush_tiny``: ``cosh(t)·I`` (where ``R = I − α(Y + I)`` vanishes, so its powers underflow),
+    the same a rounding away, diagonal with ``1e−300`` off the diagonal, a tridiagonal chain of
+    ``2^−100`` (its powers multiply them ``k − 1`` times), and ``I``."""
+    d = np.exp(np.linspace(-0.5, 0.5, k))
+    chain = np.diag(d)
+    chain[np.arange(k - 1), np.arange(1, k)] = chain[np.arange(1, k), np.arange(k - 1)] = 2.0**-100
+    tiny = np.diag(d)
+    tiny[0, 1] = tiny[1, 0] = 1e-300
+    return np.array([np.cosh(t) * np.eye(k), np.cosh(t) * (1 + 1e-10) * np.eye(k), tiny, chain, np.eye(k)])
+
+
+@pytest.mark.parametrize("k", [4, 10])
+def test_no_subnormal_arithmetic_on_hostile_records(k):
+    """Subnormal arithmetic is slow on most CPUs (found by helper-28: ×5 per pass), so a record
+    that reaches it shows in the running time. Every result of ``logm_band`` and of the band pass
+    of ``newton_terms`` must stay normal or 0 (numpy raises on any underflow here), and the logs
+    still be right."""
+    radius = 0.5
+    plan, _ = _log_band(radius, k)
+    Y = _hostile_frames(k, plan.t)
+    assert np.abs(np.log(np.linalg.eigvalsh(Y))).max() <= plan.t
+    with np.errstate(under="raise"):
+        V = logm_band(Y, plan)
+        SPDAffineInvariant(k).newton_terms(np.eye(k), Y, 1.0 / len(Y), ball=radius)  # records = frames at x = I
+    w, u = np.linalg.eigh(Y)
+    assert np.abs(V - eig_apply(u, np.log(w))).max() <= 1e-13
+
+
+def test_flush_tiny_moves_only_tiny_entries():
+    a = np.array([1.0, -3.5e-200, 2.0**-347 * 1.5, 1e-300, -1e-310, 0.0, -2.0**-460, 7.0e10])
+    out = flush_tiny(a.copy())
+    assert np.array_equal(out[[0, 7]], a[[0, 7]]) and out[5] == 0.0
+    assert np.all(np.abs(out - a) <= 2.0**-452)
+    assert np.all((out == 0) | (np.abs(out) >= 2.0**-452))
+    assert FLUSH == 2.0**-400
+
+
+def test_band_only_for_records_prepared_for_this_ball():
+    """The band is a promise about the ball: records prepared for a larger ball or another centre,
+    and arithmetic on prepared records, do not make it (found by helper-28 through direct calls)."""
+    spd = SPDAffineInvariant(4)
+    rng = np.random.default_rng(320)
+    X = expm_sym(np.array([sym(rng.standard_normal((4, 4))) for _ in range(20)]))
+    records, _ = prepare_records(spd, X, np.eye(4), 1.0)
+    assert records.in_ball(np.eye(4), 1.0) and records.in_ball(np.eye(4), 1.5)
+    assert not records.in_ball(np.eye(4), 0.5)
+    assert not records.in_ball(2.0 * np.eye(4), 1.0)
+    assert not (records * 1.0).in_ball(np.eye(4), 1.0)

@@ -44,7 +44,7 @@ POINT_ATOL = 1e-6  # how far (relative) a record may sit off the manifold and st
 class NewtonConstants:
     """Public constants of the certified mean's projected Newton steps on ``B_r(c)``
     (docs/theory.md §2): with ``d = ρ(μ, x̄)``, one step moves ``μ`` to within
-    ``E(d + δ)·δ`` of ``x̄``, ``δ = (L d²/2 + e d)/(h − e)``, ``E(T) = sinh(√k T)/(√k T)``
+    ``E(d + δ)·δ`` of ``x̄``, ``δ = (L d²/2 + e d + g)/(h − e)``, ``E(T) = sinh(√k T)/(√k T)``
     (``k = expansion``; ``E = 1`` when ``k = 0``: ``exp_μ`` is then 1-Lipschitz).
 
     ``L``: Lipschitz bound of ``Hess F`` along geodesics of the ball (parallel transport);
@@ -55,7 +55,9 @@ class NewtonConstants:
     ``cost``: a Newton pass in gradient passes (public, for the schedule's choice);
     ``cheaper``: ``(order, e, cost)`` of cheaper Hessians ``newton_terms(..., order=order)``
     computes (affine-invariant SPD: ``t coth t`` truncated sooner), which the schedule may take
-    for the first steps, where the bound is still far above ``e``."""
+    for the first steps, where the bound is still far above ``e``; ``g``: a bound on the error of
+    the computed gradient ``‖ĝ − ∇F(μ)‖`` (affine-invariant SPD: the logarithms by matrix products,
+    ``matrix.logm_band``), which adds ``g/(h − e)`` to ``δ``."""
 
     L: float
     e: float
@@ -65,6 +67,7 @@ class NewtonConstants:
     cost: float = 2.0
     cheaper: tuple = ()
     order: int | None = None  # the order of ``e`` and ``cost`` (``None``: the exact Hessian)
+    g: float = 0.0
 
 
 def select(mask, a, b):

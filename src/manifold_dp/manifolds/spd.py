@@ -15,7 +15,8 @@ import numpy as np
 
 from .._random import as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
-from .matrix import eig_apply, eig_weighted_sum, expm_sym, funm_sym, invvecd, logm_spd, sqrtm_spd, sym, vecd
+from .matrix import (eig_apply, eig_weighted_sum, expm_sym, flush_tiny, funm_sym, invvecd, logm_band, logm_band_plan,
+                     logm_spd, sqrtm_spd, sym, vecd)
 from .base import POINT_ATOL, Manifold, NewtonConstants, _clip_scale, select
 from .euclidean import _check_dim
 
@@ -46,6 +47,31 @@ def _newton_coefficients(order):
             C[degree - b - 1, b - 1] = scale * (-1) ** b * comb(degree, b)
     c, Q = np.linalg.eigh(C)
     return degrees, (tuple(float(v) for v in c), np.ascontiguousarray(Q))
+
+
+LOG_BAND_TOL = 2.0**-50  # the series error of newton_terms' logarithms by matrix products (logm_band)
+LOG_BAND_MAX_PRODUCTS = 32  # beyond this many products per record one eigh per record is cheaper
+LOG_BAND_BLOCK = 256  # records per logm_band call: its temporaries stay in cache
+LOG_BAND_MIN_K = 4  # below, one eigh per record is as fast (measured at k = 2, 3)
+
+
+@lru_cache(maxsize=256)
+def _log_band(radius, k):
+    """``(plan, g)`` of the logarithms of ``newton_terms`` for records and a point in a ball of
+    radius ``r`` (``(None, 0)``: an ``eigh`` per record instead, for ``k < LOG_BAND_MIN_K`` or
+    where the band needs more than ``LOG_BAND_MAX_PRODUCTS`` products). Both within ``r`` of the
+    centre, their distance is ``≤ 2r``, so the eigenvalues of ``x^-½ X_i x^-½`` lie in
+    ``[e^−t, e^t]`` (``|log λ_j| ≤ ‖log‖_F = ρ ≤ 2r``); ``t`` adds the rounding of the whitening at
+    the worst conditioning a release accepts (``max_condition``, in the model of ``float_error``)
+    and ``2^−10``. ``g = √k·bound``: the Frobenius error of one log from the series' bound
+    (``logm_band_plan``), hence of the weighted mean of the logs. The rounding of the products,
+    like that of ``eigh`` on the other path, is left to the float model (``float_error`` and the
+    ``1e−10·r`` floor of the accuracy); measured, it is ~3e−15 per log at ``k = 10``, ``r = 0.5``."""
+    t = 2.0 * radius + 2.0**-10 + np.exp(min(2.0 * radius, 50.0)) / (8.0 * k**1.5)
+    plan = logm_band_plan(float(t), LOG_BAND_TOL)
+    if k < LOG_BAND_MIN_K or plan is None or plan.products > LOG_BAND_MAX_PRODUCTS:
+        return None, 0.0
+    return plan, float(np.sqrt(k) * plan.bound)
 
 
 def _eigenvalues_positive(w, k):
@@ -398,21 +424,25 @@ class SPDAffineInvariant(_SPD):
         ``0 ≤ (1 + t²/3 − t⁴/45 + 2t⁶/945) − φ ≤ 2t⁸ζ(8)/π⁸ = t⁸/4725``; ``t = |l_j − l_k|/2 ≤ ρ/√2``
         bounds the error by ``D⁸/75600``, plus float; kept to second or fourth order (``cheaper``,
         for the first steps) ``t⁴/45`` or ``2t⁶/945`` (the same series), ``D⁴/180`` or ``D⁶/3780``. ``tangent``:
-        ``‖Hess F(c) − I‖ ≤ f(r²/2) − 1``. ``expansion = ½`` (curvature ``≥ −½``)."""
+        ``‖Hess F(c) − I‖ ≤ f(r²/2) − 1``. ``expansion = ½`` (curvature ``≥ −½``). ``g``: the logs
+        by matrix products (``_log_band``), whose error ``Δ`` also moves ``Ĥ``, by at most
+        ``(2D/3 + 4D³/45 + 4D⁵/315)·g``, added to every ``e`` (``‖ad_V‖ ≤ 2ρ``, ``‖ad_Δ‖ ≤ 2|Δ|``: the
+        derivative of ``ad_V^(2m)`` in ``V`` is at most ``2m (2ρ)^(2m−1)·2|Δ|``, over 12, 720, 30240)."""
         D = 2.0 * radius
         if not D > 0:
             return None
         b = D / np.sqrt(2.0)
         f = lambda a: float(a / np.tanh(a)) if a > 1e-8 else 1.0
-        rounding, k2 = 1e-8 + 4.0 * n * np.finfo(float).eps, self.k**2
+        _, g = _log_band(float(radius), self.k)
+        rounding, k2 = 1e-8 + 4.0 * n * np.finfo(float).eps + (2 * D / 3 + 4 * D**3 / 45 + 4 * D**5 / 315) * g, self.k**2
         return NewtonConstants(
             L=float(D / 3.0 * f(b)), e=float(D**8 / 75600.0 + rounding), expansion=0.5,
             tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.3 + k2 / 800.0,
             cheaper=((2, float(D**4 / 180.0 + rounding), 1.0 + k2 / 5000.0),
-                     (4, float(D**6 / 3780.0 + rounding), 1.1 + k2 / 1400.0)), order=6)
+                     (4, float(D**6 / 3780.0 + rounding), 1.1 + k2 / 1400.0)), order=6, g=g)
 
     @blas_limited
-    def newton_terms(self, x, X, weights, unit=False, order=6):
+    def newton_terms(self, x, X, weights, ball=None, order=6):
         """``(Σ w_i V_i, Ĥ)`` in the frame of ``x`` (``v ↦ x^-½ v x^-½``, an isometry onto
         ``T_I``), ``V_i = Logm(x^-½ X_i x^-½)``: one ``eigh`` per record. The exact Hessian of ``F``
         at ``x`` is ``Σ w_i U_i (Φ_i ∘ U_iᵀXU_i) U_iᵀ``, ``Φ_jk = φ((l_j − l_k)/2)``, ``φ(t) = t coth t``
@@ -420,8 +450,13 @@ class SPDAffineInvariant(_SPD):
         ``1 + t²/3 − t⁴/45 + 2t⁶/945``, i.e. ``Ĥ = Σ w_i (I + ad²/12 − ad⁴/720 + ad⁶/30240)`` with
         ``ad = ad_(V_i)`` (``ad^(2m) X = Σ_p (−1)^p C(2m, p) V^(2m−p) X V^p``): as a ``k² × k²`` matrix
         (row-major ``vec``) it needs ``Σ w_i V_i^a ⊗ V_i^b`` (``a + b ≤ order``, ``a, b ≥ 1``), Gram
-        matrices of the ``vec V_i^a``. ``weights`` may be one number (equal weights). ``unit``: the
-        records are prepared (exactly symmetric), whitened without the symmetrising pass."""
+        matrices of the ``vec V_i^a``. ``weights`` may be one number (equal weights). ``ball``: the
+        radius of the ball the records were prepared for, which holds ``x`` too (``None``: records
+        as given). Prepared records are exactly symmetric: whitened without the symmetrising pass;
+        and where the ball is small enough their logs come from matrix products alone
+        (``logm_band`` on the band ``_log_band`` proves, within ``NewtonConstants.g``) instead of
+        an ``eigh`` per record. The logs and their powers pass through ``matrix.flush_tiny``: no product
+        here is subnormal."""
         x, k = np.asarray(x, float), self.k
         degrees, (c, Q) = _newton_coefficients(order)
         top = len(c)
@@ -432,15 +467,22 @@ class SPDAffineInvariant(_SPD):
         # k(k+1)/2 distinct entries of the symmetric V^a (vech), expanded afterwards (weights are ≥ 0)
         upper, full = _vech_index(k)
         G, sums, total = 0.0, np.zeros((1 + len(degrees), k, k)), 0.0
-        rows = max(64, NEWTON_BLOCK_BYTES // (8 * top * k * k))
+        band = _log_band(float(ball), k)[0] if ball is not None else None
+        rows = LOG_BAND_BLOCK if band is not None else max(64, NEWTON_BLOCK_BYTES // (8 * top * k * k))
         for i in range(0, len(X), rows):
-            lam, u = np.linalg.eigh(self._in_frame(si, X[i:i + rows], symmetric=unit))
-            m = len(lam)
+            Y = self._in_frame(si, X[i:i + rows], symmetric=ball is not None)
+            m = len(Y)
             wi = np.broadcast_to(w if w.ndim == 0 else w[i:i + rows], (m,))
             V = np.empty((top, m, k, k))  # V^1 … V^top
-            V[0] = eig_apply(u, np.log(lam))
+            if band is not None:
+                V[0] = logm_band(Y, band)
+            else:
+                lam, u = np.linalg.eigh(Y)
+                V[0] = eig_apply(u, np.log(lam))
+            flush_tiny(V[0])  # powers of tiny entries would turn subnormal (slow: a timing channel)
             for a in range(2, top + 1):
                 np.matmul(V[a // 2 - 1], V[a - a // 2 - 1], out=V[a - 1])
+                flush_tiny(V[a - 1])
             half = V.reshape(top, m, k * k)[:, :, upper]
             if w.ndim:
                 half *= np.sqrt(wi)[:, None]

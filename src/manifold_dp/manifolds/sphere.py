@@ -304,18 +304,19 @@ class Sphere(Manifold):
             tangent=float(1.0 - half / np.tan(half)) if half > 1e-8 else 0.0,
             cost=1.0 + (self.dim + 1) ** 2 / 16.0)
 
-    def newton_terms(self, x, X, weights, unit=False):
+    def newton_terms(self, x, X, weights, ball=None):
         """``(Σ w_i log_x X_i, A)`` from one pass, where ``Hess F(x) = P A P`` on ``T_x`` (``P`` the
         projection onto ``T_x``): ``A = (Σ w_i a_i) I + Σ w_i β_i y_i y_iᵀ``, ``y_i = X_i/‖X_i‖``,
         ``a = θ cot θ`` and ``β = (1 − θ cot θ)/sin²θ`` (the Hessian of ``½ρ²`` is 1 along the
         geodesic and ``θ cot θ`` across it). ``β`` loses digits as ``θ → 0``, but only its
         projection ``β P y yᵀ P`` of size ``β sin²θ`` enters: its error stays ``~ε`` per record.
-        ``unit``: the records have norm ``R`` already (prepared records), no normalisation;
+        ``ball``: the radius of the ball the records were prepared for (``None``: records as given):
+        prepared records have norm ``R`` already, no normalisation;
         ``weights`` may be one number (equal weights: it multiplies the block sums instead).
         The coefficient of ``x`` in the sum of logs and of ``I`` in ``A``, ``Σ w_i a_i =
         Σ w_i (θ_i/sin θ_i) cos θ_i``, is ``⟨u, Σ w_i (θ_i/sin θ_i) y_i⟩`` (``u = x/R``): read off ``g``."""
         x, X, w = np.asarray(x, float), np.asarray(X, float), np.asarray(weights, float)
-        u, R, k = x / self.radius, self.radius, len(x)
+        u, R, k, unit = x / self.radius, self.radius, len(x), ball is not None
         equal = w.ndim == 0
         g, A = np.zeros(k), np.zeros((k, k))
         scratch = np.empty((k, min(len(X), ROW_BLOCK)))

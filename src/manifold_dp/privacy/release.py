@@ -543,7 +543,7 @@ def prepare_records(manifold, X, center, radius, keep=True):
         non_finite += len(finite) - int(np.count_nonzero(finite))
         off_manifold += int(np.count_nonzero(finite & ~ok))
         clipped += int(np.count_nonzero(moved))
-    return PreparedRecords(out, center, log_mean, start_stats), RecordCounts(int(n), non_finite, off_manifold, clipped)
+    return PreparedRecords(out, center, log_mean, start_stats, radius), RecordCounts(int(n), non_finite, off_manifold, clipped)
 
 
 def _prepare_chunk(manifold, X, center, radius, weight, keep=True):

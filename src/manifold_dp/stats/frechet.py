@@ -45,16 +45,24 @@ class PreparedRecords(np.ndarray):
     ``B_r(center)``), carrying ``log_mean = (1/n) Σ log_center(x_i)``, which the clipping's own
     decompositions gave: the certified mean's first gradient, and its closed form on a flat chart
     (``exp_center(log_mean)``); and, where the certified mean starts its Newton steps from the
-    extrinsic mean, that mean's partial sums ``start_stats`` (``manifold.mean_start_stats``).
-    Views, slices and copies are plain records again (``log_mean = start_stats = None``)."""
+    extrinsic mean, that mean's partial sums ``start_stats`` (``manifold.mean_start_stats``); and
+    the ``radius`` they were clipped to. Views, slices, copies and arithmetic results are plain
+    records again (``center = log_mean = start_stats = radius = None``)."""
 
-    def __new__(cls, records, center, log_mean, start_stats=None):
+    def __new__(cls, records, center, log_mean, start_stats=None, radius=None):
         out = np.asarray(records).view(cls)
         out.center, out.log_mean, out.start_stats = np.asarray(center), log_mean, start_stats
+        out.radius = None if radius is None else float(radius)
         return out
 
     def __array_finalize__(self, obj):
-        self.center, self.log_mean, self.start_stats = None, None, None
+        self.center, self.log_mean, self.start_stats, self.radius = None, None, None, None
+
+    def in_ball(self, center, radius):
+        """Whether these records were clipped into ``B_radius(center)`` (or a smaller ball around
+        the same centre), so that a pass may rely on it (``newton_terms``' ``ball``)."""
+        return (self.radius is not None and self.radius <= radius and self.center.shape == np.shape(center)
+                and np.array_equal(self.center, center))
 
     def log_mean_at(self, center):
         """``log_mean`` when it was computed at ``center``, else ``None``."""
@@ -107,11 +115,11 @@ def _start(manifold, records):
     return manifold.mean_start(sum(records.map(_blk_init_stats, manifold)))
 
 
-def _blk_newton(block, w, n, manifold, x, unit, order=None):
+def _blk_newton(block, w, n, manifold, x, ball, order=None):
     weights = 1.0 / n if w is None else w  # a scalar: no n-array
     if order is None:
-        return manifold.newton_terms(x, np.asarray(block), weights, unit)
-    return manifold.newton_terms(x, np.asarray(block), weights, unit, order=order)
+        return manifold.newton_terms(x, np.asarray(block), weights, ball)
+    return manifold.newton_terms(x, np.asarray(block), weights, ball, order=order)
 
 
 def _blk_sq_dist_sum(block, w, n, manifold, x):
@@ -360,7 +368,7 @@ def _newton_bound(d, c, h, e):
     """The distance bound after one projected Newton step from ``d`` (``NewtonConstants``)."""
     if not h > e:
         return np.inf
-    delta = (0.5 * c.L * d * d + e * d) / (h - e)
+    delta = (0.5 * c.L * d * d + e * d + c.g) / (h - e)
     return _expansion(d + delta, c.expansion) * delta
 
 
@@ -410,7 +418,7 @@ def certified_schedule(manifold, radius, accuracy, n):
     centre.
     Gradient steps: ``ρ²(μ_K, x̄) ≤ (1 − h/H)^K r²/h`` (the docstring of
     ``certified_frechet_mean``). Newton steps, where the space gives public constants
-    (``manifold.newton_constants``): ``d ← E(d + δ)·δ``, ``δ = (L d²/2 + e d)/(h − e)`` per step
+    (``manifold.newton_constants``): ``d ← E(d + δ)·δ``, ``δ = (L d²/2 + e d + g)/(h − e)`` per step
     (docs/theory.md §2), from the extrinsic start's bound, the tangent step's bound (a Newton step
     with ``Ĥ = I``) or the gradient steps' bound."""
     return _certified_schedule(manifold, float(radius), float(accuracy), int(n))
@@ -495,7 +503,9 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
             sum(records.map(_blk_log_sum, manifold, mu))  # −∇F(μ)
         mu = manifold.clip_to_ball(manifold.exp(mu, g / plan.H), center, radius)
     for step in range(plan.newton_steps):
-        parts = records.map(_blk_newton, manifold, mu, prepared, plan.orders[step] if plan.orders else None)
+        # records prepared for this ball and the projected iterate lie in it: newton_terms may rely on it
+        parts = records.map(_blk_newton, manifold, mu, radius if prepared and X.in_ball(center, radius) else None,
+                            plan.orders[step] if plan.orders else None)
         g, A = sum(p[0] for p in parts), sum(p[1] for p in parts)
         mu = manifold.clip_to_ball(manifold.exp(mu, manifold.newton_step(mu, g, A)), center, radius)
     return mu
