@@ -151,7 +151,7 @@ def logm_band(a, plan):
     power, spare, tmp = R, np.empty_like(R), np.empty_like(R)
     for _ in range(plan.doublings - 1):  # S ← S (I + R^(2^i))
         np.matmul(power, power, out=spare)
-        power, spare = flush_tiny(spare), (np.empty_like(R) if power is R else power)
+        power, spare = flush_tiny(spare), power  # R itself is not needed again
         np.matmul(S, power, out=tmp)
         S += tmp
         flush_tiny(S)
