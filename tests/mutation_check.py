@@ -25,7 +25,8 @@ PKG = "src/manifold_dp/"
 TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/test_scales.py", "tests/test_structure.py", "tests/test_accounting.py", "tests/test_samplers.py",
          "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
-         "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py"]
+         "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
+         "tests/test_sphere_series.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -188,6 +189,13 @@ MUTATIONS = {
                            "            e = 0\n", "the closed-form 2×2 square root without its power-of-two scaling"),
     "raw-release-not-repaired": ("privacy/release.py", "    if grid is None and not manifold.check_point(points)[0]:",
                                  "    if False:", "a raw (round_to=None) SPD draw of huge condition fails instead of being floored"),
+    "sphere-series-tail-halved": ("manifolds/angle_series.py", "t_f = float(a[degree + 1]) * zk / (1.0 - z)",
+                                  "t_f = 0.5 * float(a[degree + 1]) * zk / (1.0 - z)",
+                                  "the sphere's series passes claim half their truncation error"),
+    "sphere-series-g-dropped": ("manifolds/sphere.py", "float(self.radius * t_f * np.sin(D))", "0.0",
+                                "the certified Newton steps ignore the gradient error of the sphere's series passes"),
+    "sphere-series-half-range": ("manifolds/sphere.py", "z_max = float(np.sin(half) ** 2", "z_max = float(np.sin(half / 2) ** 2",
+                                 "the sphere's series bounded on half the distances a ball holds"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }

@@ -53,10 +53,12 @@ class NewtonConstants:
     (``None``: no such start); ``tangent``: a bound on ``‖Hess F(c) − I‖``, making
     ``exp_c((1/n) Σ log_c x_i)`` a Newton step with ``Ĥ = I`` (``None``: not offered);
     ``cost``: a Newton pass in gradient passes (public, for the schedule's choice);
-    ``cheaper``: ``(order, e, cost)`` of cheaper Hessians ``newton_terms(..., order=order)``
-    computes (affine-invariant SPD: ``t coth t`` truncated sooner), which the schedule may take
-    for the first steps, where the bound is still far above ``e``; ``g``: a bound on the error of
-    the computed gradient ``‖ĝ − ∇F(μ)‖`` (affine-invariant SPD: the logarithms by matrix products,
+    ``cheaper``: ``(order, e, cost)`` or ``(order, e, cost, g)`` of cheaper passes
+    ``newton_terms(..., order=order)`` computes (affine-invariant SPD: ``t coth t`` truncated
+    sooner; the sphere: ``θ/sin θ`` and its Hessian weight by power series of a public degree,
+    with their own gradient error ``g``), which the schedule may take for the first steps, where
+    the bound is still far above their errors; ``g``: a bound on the error of the computed
+    gradient ``‖ĝ − ∇F(μ)‖`` (affine-invariant SPD: the logarithms by matrix products,
     ``matrix.logm_band``), which adds ``g/(h − e)`` to ``δ``."""
 
     L: float
@@ -68,6 +70,12 @@ class NewtonConstants:
     cheaper: tuple = ()
     order: int | None = None  # the order of ``e`` and ``cost`` (``None``: the exact Hessian)
     g: float = 0.0
+
+    def levels(self):
+        """Every pass a Newton step may take, as ``(order, e, cost, g)``: the cheaper ones first,
+        the space's own last (a cheaper entry without its own ``g`` has the space's)."""
+        cheaper = [tuple(level) + (self.g,) * (4 - len(level)) for level in self.cheaper]
+        return cheaper + [(self.order, self.e, self.cost, self.g)]
 
 
 def select(mask, a, b):
@@ -286,9 +294,10 @@ class Manifold:
 
     records_order = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
 
-    def prepare_block(self, X, center, radius, weight):
+    def prepare_block(self, X, center, radius, weight, log_sum=True):
         """A space's fused pass for one block of ``privacy.release.prepare_records``, or ``None``
-        (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``)."""
+        (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``); with ``log_sum``
+        false it may return ``None`` for the sum of logs."""
         return None
 
     def newton_constants(self, radius, n):

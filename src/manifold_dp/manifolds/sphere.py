@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
+from . import angle_series
 from .base import POINT_ATOL, Manifold, NewtonConstants, sn_over
 from .euclidean import _check_dim
 
@@ -18,6 +19,11 @@ SCALE_FLOOR = 2.0**-400  # times R: under every nonzero length prepare_block div
 RADII = (2.0**-500, 2.0**500)  # supported radii: R², R⁻² and the squares of prepared coordinates stay finite
 UNSCALED_RADII = (2.0**-100, 2.0**100)  # prepare_block rescales by a power of two outside (squares stay normal numbers)
 PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points meet many records (KNG)
+NEWTON_BLOCK = 1 << 14  # records per block of a Newton pass (its scratch: the series' powers, a few MiB at most) ...
+NEWTON_BLOCK_BYTES = 1 << 21  # ... and fewer in high dimension: the weighted records of a block stay within this
+SERIES_DEGREES = (2, 3, 4, 5, 7, 9, 11, 14, 18)  # degrees of the passes by power series (NewtonConstants.cheaper)
+GRAM_DOTS_MAX = 4  # up to this many coordinates a pass's weighted Gram matrix is taken entry by entry
+ANTIPODAL_COS, ANTIPODAL_SIN = math.cos(1e-7), math.sin(1e-7)  # a record within 1e-7 of the antipode is antipodal
 SINGLE_FLOAT_MAX_SIZE = 64  # one point up to this many coordinates is checked and drawn around with Python floats
 
 
@@ -196,16 +202,19 @@ class Sphere(Manifold):
 
     records_order = "F"  # prepared records column-major: the passes' products run along the records
 
-    def prepare_block(self, X, center, radius, weight):
+    def prepare_block(self, X, center, radius, weight, log_sum=True):
         """One block of ``privacy.release.prepare_records`` in fused vector passes (the generic
-        path's results to rounding): ``(records, finite, ok, moved, Σ weight·log_center x̃_i)``.
+        path's results to rounding): ``(records, finite, ok, moved, Σ weight·log_center x̃_i)``
+        (the sum ``None`` when ``log_sum`` is false: no ``arctan2`` then).
         Coordinates below ``R·2⁻³⁰⁰`` are set to 0 first (a move below ``1e−90·R``, far under
         any accuracy; subnormal arithmetic is slow). Non-finite records and records whose norm is
         off ``R`` by more than ``POINT_ATOL`` (relative) become the centre; the rest are scaled to the sphere and clipped into
         ``B_r(center)``. Every record goes through the same operations, and none branches on a
         record's values: choices are products with 0/1 masks (numpy's ``where`` and masked ufuncs
         take longer the more mixed their mask is, that is the more records are clipped or
-        invalid). The clipped image is built for every record, from the unnormalised record
+        invalid). Which records the clip moves (``θ > a = r/R``) and which are antipodal
+        (``θ > π − 10⁻⁷``) is read off ``‖x‖(cos θ, sin θ)`` by the sign of ``‖x‖ sin(θ − b)``.
+        The clipped image is built for every record, from the unnormalised record
         (``1/‖x‖`` enters the per-record factors)."""
         X = np.asarray(X, float)
         R = self.radius
@@ -221,19 +230,21 @@ class Sphere(Manifold):
                 finite = np.max(np.abs(X), axis=1, initial=0.0) <= DOUBLE_MAX
                 Xs = X * ((np.abs(X) >= R * TINY) * 2.0**-shift)  # overflow: an inf record, invalid as before
             unit = Sphere(self.dim, radius=math.ldexp(R, -shift))
-            out, _, ok, moved, log_sum = unit.prepare_block(Xs, center * 2.0**-shift, radius * 2.0**-shift, weight)
-            return out * 2.0**shift, finite, ok, moved, log_sum * 2.0**shift
+            out, _, ok, moved, total = unit.prepare_block(Xs, center * 2.0**-shift, radius * 2.0**-shift, weight, log_sum)
+            return out * 2.0**shift, finite, ok, moved, None if total is None else total * 2.0**shift
         u, (n, k) = center / R, X.shape
         with np.errstate(all="ignore"):
-            # coordinates × records (every product below runs along the records): the magnitudes, then our copy;
+            # our copy, coordinates × records (every product below runs along contiguous rows of records);
             # W is reused for every other array of that size
-            W = np.abs(X.T, out=np.empty((k, n)))
-            finite = np.max(W, axis=0, initial=0.0) <= DOUBLE_MAX  # NaN and ±inf fail
+            Y = np.empty((k, n))
+            np.copyto(Y, X.T)
+            W = np.abs(Y, out=np.empty((k, n)))
+            finite = _row_reduce(np.maximum, W) <= DOUBLE_MAX  # NaN and ±inf fail
             # coordinates below R·2⁻³⁰⁰ become 0 before any other arithmetic: subnormal operands (or squares) make the
             # CPU's float units take a slow path, and one such record made a release measurably slower (timing).
             # A product with 0 or 1: tiny·0 is fast, NaN stays NaN
-            Y = np.multiply(X.T, W >= R * TINY, out=np.empty((k, n)))
-            nrm = np.sqrt(np.einsum("ij,ij->j", Y, Y))
+            Y *= W >= R * TINY
+            nrm = np.sqrt(_row_reduce(np.add, np.square(Y, out=W)))
             ok = np.abs(nrm - R) <= POINT_ATOL * R  # False where the norm is NaN or ∞: every non-finite record
             # invalid records: all bits cleared (NaN·0 is NaN); at 0 they are never moved, and q below puts them at
             # the centre. scale = 1/‖x‖ (invalid: 0, as 0/∞ = 0 and NaN norms are floored)
@@ -242,37 +253,39 @@ class Sphere(Manifold):
             along = u @ Y  # ‖x‖ cos θ
             np.multiply.outer(u, along, out=W)
             np.subtract(Y, W, out=W)  # ‖x‖ times the part orthogonal to the centre
-            s = np.sqrt(np.einsum("ij,ij->j", W, W))  # ‖x‖ sin θ
-            theta = np.arctan2(s, along)  # invalid records: atan2(0, 0) = 0
-            ahead = theta <= np.pi - 1e-7  # not antipodal (there log_center is not unique: the fixed direction, as in log)
+            s = np.sqrt(_row_reduce(np.add, np.square(W, out=W)), out=nrm) if not log_sum else \
+                np.sqrt(np.einsum("ij,ij->j", W, W))  # ‖x‖ sin θ (W itself is read again for the log sum)
+            a = radius / R
+            sin_a, cos_a = math.sin(a), math.cos(a)
+            # θ > b ⇔ ‖x‖ sin(θ − b) = s cos b − along sin b > 0 (θ, b ∈ [0, π]); invalid records (0, 0) are neither
+            moved = s * cos_a > along * sin_a
+            ahead = s * ANTIPODAL_COS + along * ANTIPODAL_SIN >= 0.0  # not antipodal: there log_center is not unique
             # the fixed direction of log at the antipode (_fixed_direction, for one point)
             cl = center.tolist()
             j = min(range(k), key=lambda i: abs(cl[i]))
             fixed = [-(cl[j] * ci) / R**2 for ci in cl]
             fixed[j] += 1.0
             fixed = np.array(fixed) / math.sqrt(math.fsum(f * f for f in fixed))
-            moved = (theta if R == 1.0 else R * theta) > radius  # θ is never NaN here
             out_f = moved.astype(float)
-            a = radius / R
-            sin_a = np.sin(a)
             inv_s = ahead / np.maximum(s, R * SCALE_FLOOR)  # 1/(‖x‖ sin θ), 0 at the antipode; finite everywhere
-            # Σ weight·log_center x̃_i: the clipped angle min(θ, a) along W/s (antipodal: along the fixed direction)
-            angle = np.minimum(theta, a)
-            angle *= inv_s
-            log_sum = (R * weight) * (W @ angle + fixed * (a * float(n - np.count_nonzero(ahead))))
+            total = None
+            if log_sum:  # Σ weight·log_center x̃_i: the clipped angle min(θ, a) along W/s (antipodal: along the fixed direction)
+                angle = np.minimum(np.arctan2(s, along), a)  # invalid records: atan2(0, 0) = 0
+                angle *= inv_s
+                total = (R * weight) * (W @ angle + fixed * (a * float(n - np.count_nonzero(ahead))))
             # clipped: cos a·u + sin a·W/s (antipodal: cos a·u + sin a·fixed); inside: x/‖x‖; invalid: u — one formula
             g = sin_a * inv_s
             p = g * out_f
             p += (1.0 - out_f) * scale
             q = g * along
-            np.subtract(np.cos(a), q, out=q)
+            np.subtract(cos_a, q, out=q)
             q *= out_f
             q += ~ok
             t = out_f * ~ahead  # moved and antipodal
             Y *= p if R == 1.0 else R * p
             Y += np.multiply.outer(R * u, q, out=W)
             Y += np.multiply.outer((R * sin_a) * fixed, t, out=W)
-        return Y.T, finite, ok, moved, log_sum
+        return Y.T, finite, ok, moved, total
 
     # -- Newton steps of the certified mean (docs/theory.md §2, "Newton steps with a public count") --
     def newton_constants(self, radius, n):
@@ -289,7 +302,12 @@ class Sphere(Manifold):
         ``m = Σx_i/‖Σx_i‖`` (in the ball) ``Σ sin θ_i u_i = 0``, so
         ``‖∇F(m)‖ = ‖(1/n) Σ (θ_i/sin θ_i − 1 − G/2) sin θ_i u_i‖ ≤ R (D − sin D)/2``
         (``G = D/sin D − 1``), and ``ρ(m, x̄) ≤ ‖∇F(m)‖/h``. ``tangent``: at the centre the
-        records are within ``r``, so ``Hess F(c)`` lies between ``(r/R) cot(r/R)`` and 1."""
+        records are within ``r``, so ``Hess F(c)`` lies between ``(r/R) cot(r/R)`` and 1.
+        ``cheaper``: passes that take ``θ/sin θ`` and ``β`` as power series of degree ``K``
+        (``SERIES_DEGREES``, ``angle_series``) in ``z = sin²(θ/2) ≤ sin²(D/2)``: they fall short
+        by at most ``T_f`` and ``T_β``, so the gradient errs by at most ``g = R·T_f·sin D``
+        (``‖y_i − cos θ_i u‖ = sin θ_i``) and the Hessian ``P A P`` by at most
+        ``T_f + T_β sin²D`` (both errors are negative semi-definite), added to ``e``."""
         D = 2.0 * radius / self.radius
         if not 0.0 < D < np.pi / 2:
             return None
@@ -298,59 +316,74 @@ class Sphere(Manifold):
         else:
             L = (D / np.sin(D) ** 2 - 1.0 / np.tan(D)) + (1.0 - D / np.tan(D)) / D
         h, half = D / np.tan(D), D / 2.0
+        e, gram = float(1e-8 + 4.0 * n * np.finfo(float).eps), (self.dim + 1) ** 2 / 16.0
+        # the records' z: sin²(D/2), widened for the rounding of prepared records, the iterate and the cosines
+        z_max = float(np.sin(half) ** 2 * (1.0 + 2.0**-20) + 2.0**-40)
+        cheaper = []
+        for degree in SERIES_DEGREES:
+            t_f, t_b = angle_series.tails(degree, z_max)
+            if t_f < 0.1 * h:  # a series that far off is never worth a pass
+                cheaper.append((degree, e + t_f + t_b * np.sin(D) ** 2, 0.5 + degree / 48.0 + gram,
+                                float(self.radius * t_f * np.sin(D))))
         return NewtonConstants(
-            L=float(L / self.radius), e=float(1e-8 + 4.0 * n * np.finfo(float).eps),
+            L=float(L / self.radius), e=e,
             extrinsic=float(self.radius * (D - np.sin(D)) / (2.0 * h)),
             tangent=float(1.0 - half / np.tan(half)) if half > 1e-8 else 0.0,
-            cost=1.0 + (self.dim + 1) ** 2 / 16.0)
+            cost=1.0 + gram, cheaper=tuple(cheaper))
 
-    def newton_terms(self, x, X, weights, ball=None):
+    def newton_terms(self, x, X, weights, ball=None, order=None):
         """``(Σ w_i log_x X_i, A)`` from one pass, where ``Hess F(x) = P A P`` on ``T_x`` (``P`` the
         projection onto ``T_x``): ``A = (Σ w_i a_i) I + Σ w_i β_i y_i y_iᵀ``, ``y_i = X_i/‖X_i‖``,
         ``a = θ cot θ`` and ``β = (1 − θ cot θ)/sin²θ`` (the Hessian of ``½ρ²`` is 1 along the
         geodesic and ``θ cot θ`` across it). ``β`` loses digits as ``θ → 0``, but only its
         projection ``β P y yᵀ P`` of size ``β sin²θ`` enters: its error stays ``~ε`` per record.
-        ``ball``: the radius of the ball the records were prepared for (``None``: records as given):
-        prepared records have norm ``R`` already, no normalisation;
+        ``ball``: the radius of the ball the records were prepared for, which holds ``x`` too
+        (``None``: records as given): prepared records have norm ``R`` already, no normalisation;
+        and with ``order`` a degree ``K`` (``NewtonConstants.cheaper``) ``θ/sin θ`` and ``β`` are
+        their power series of degree ``K`` in ``z = (1 − cos θ)/2`` (``angle_series``: no
+        ``arccos``; valid as every ``z ≤ sin²(ball/R)``). Records as given always take
+        ``arccos``, exact to rounding, which is within every degree's bound.
         ``weights`` may be one number (equal weights: it multiplies the block sums instead).
         The coefficient of ``x`` in the sum of logs and of ``I`` in ``A``, ``Σ w_i a_i =
-        Σ w_i (θ_i/sin θ_i) cos θ_i``, is ``⟨u, Σ w_i (θ_i/sin θ_i) y_i⟩`` (``u = x/R``): read off ``g``."""
+        Σ w_i (θ_i/sin θ_i) cos θ_i``, is ``⟨u, Σ w_i (θ_i/sin θ_i) y_i⟩`` (``u = x/R``): read off ``g``.
+        Coordinates of ``u`` below ``2⁻³⁰⁰`` are taken as 0 (a move below ``1e−90``): their
+        products with records could be subnormal (slow: a timing channel)."""
         x, X, w = np.asarray(x, float), np.asarray(X, float), np.asarray(weights, float)
-        u, R, k, unit = x / self.radius, self.radius, len(x), ball is not None
+        R, k, unit = self.radius, len(x), ball is not None
+        u = x / R
+        u = u * (np.abs(u) >= TINY)
+        series = unit and order is not None
+        if series and not (isinstance(order, (int, np.integer)) and 0 <= order <= angle_series.MAX_DEGREE):
+            raise ValueError(f"order must be a series degree in [0, {angle_series.MAX_DEGREE}], got {order!r}")
         equal = w.ndim == 0
         g, A = np.zeros(k), np.zeros((k, k))
-        scratch = np.empty((k, min(len(X), ROW_BLOCK)))
-        for i in range(0, len(X), ROW_BLOCK):
-            Yt = X[i:i + ROW_BLOCK].T  # coordinates × records: rows contiguous for prepared (column-major) records
+        rows = max(256, min(NEWTON_BLOCK, NEWTON_BLOCK_BYTES // (8 * k)))  # the weighted records' scratch stays small
+        block = min(len(X), rows)
+        scratch = np.empty((k, block))
+        if series:
+            powers, f_out, b_out = np.empty((max(order, 1), block)), np.empty(block), np.empty(block)
+            half_u = u * (-0.5 / R)
+        for i in range(0, len(X), rows):
+            Yt = X[i:i + rows].T  # coordinates × records: rows contiguous for prepared (column-major) records
             inv = 1.0 / R if unit else 1.0 / np.sqrt(np.einsum("ij,ij->j", Yt, Yt))
-            c = u @ Yt
-            if not (unit and R == 1.0):
-                c *= inv
-            np.clip(c, -1.0, 1.0, out=c)
-            theta = np.arccos(c)
-            sin2 = 1.0 - c
-            sin2 *= 1.0 + c
-            # θ/sin θ and β without a masked divide (whose time grows with how mixed its mask is): where sin θ = 0
-            # (a record at x, or at its antipode) θ/sin θ is taken as 1 and β as 0, as before
-            z = (sin2 <= 0).astype(float)
-            nz = 1.0 - z
-            ratio = theta * nz
-            ratio += z
-            ratio /= np.sqrt(sin2) + z
-            a = ratio * c
-            beta = 1.0 - a
-            beta *= nz
-            beta /= sin2 + z
+            if series:  # z = (1 − cos θ)/2 = ⟨−u/2R, y⟩ + ½
+                z = half_u @ Yt
+                z += 0.5
+                ratio, beta = angle_series.evaluate(z, order, powers, f_out, b_out)
+            else:
+                c = u @ Yt
+                if not (unit and R == 1.0):
+                    c *= inv
+                ratio, beta = _ratio_beta(c)
             if not equal:
-                wi = w[i:i + ROW_BLOCK]
+                wi = w[i:i + rows]
                 ratio *= wi
                 beta *= wi
             if not (unit and R == 1.0):
                 ratio *= inv
                 beta *= inv * inv
             g += Yt @ ratio
-            weighted = np.multiply(Yt, beta, out=scratch[:, :len(beta)])
-            A += weighted @ Yt.T
+            A += _weighted_gram(Yt, beta, scratch)
         if equal:
             g, A = w * g, w * A
         total = float(u @ g)  # Σ w_i a_i
@@ -451,3 +484,46 @@ class Sphere(Manifold):
         """Points uniform on the whole sphere (for tests)."""
         g = as_generator(rng).standard_normal(((size,) if np.isscalar(size) else tuple(size or ())) + (self.dim + 1,))
         return self.project(g)
+
+
+def _ratio_beta(c):
+    """``θ/sin θ`` and ``β = (1 − θ cot θ)/sin²θ`` from the cosines ``c`` (clipped in place) by
+    ``arccos``, without a masked divide (whose time grows with how mixed its mask is): where
+    ``sin θ = 0`` (a record at the footpoint, or at its antipode) they are taken as 1 and 0."""
+    np.clip(c, -1.0, 1.0, out=c)
+    theta = np.arccos(c)
+    sin2 = 1.0 - c
+    sin2 *= 1.0 + c
+    z = (sin2 <= 0).astype(float)
+    nz = 1.0 - z
+    ratio = theta * nz
+    ratio += z
+    ratio /= np.sqrt(sin2) + z
+    beta = 1.0 - ratio * c
+    beta *= nz
+    beta /= sin2 + z
+    return ratio, beta
+
+
+def _weighted_gram(Yt, beta, scratch):
+    """``Σ_i β_i y_i y_iᵀ`` of a block (``Yt``: coordinates × records). For a few coordinates
+    the distinct entries as dot products: BLAS's ``(k × m)(m × k)`` product is several times
+    slower at ``k = 3``."""
+    k, m = Yt.shape
+    W = np.multiply(Yt, beta, out=scratch[:, :m])
+    if k > GRAM_DOTS_MAX:
+        return W @ Yt.T
+    A = np.empty((k, k))
+    for a in range(k):
+        for b in range(a, k):
+            A[a, b] = A[b, a] = np.dot(W[a], Yt[b])
+    return A
+
+
+def _row_reduce(op, W):
+    """``op`` over the rows of ``W`` (coordinates × records) by whole-row operations, into a new
+    array: along contiguous rows, faster than numpy's reduction over a short axis."""
+    out = op(W[0], W[1])
+    for row in W[2:]:
+        op(out, row, out=out)
+    return out

@@ -508,7 +508,7 @@ PREPARE_BLOCK = 1 << 15  # array entries per block of prepare_records (its tempo
 PREPARE_MIN_ROWS = 256  # but at least this many records (per-block work: the centre's decomposition)
 
 
-def prepare_records(manifold, X, center, radius, keep=True):
+def prepare_records(manifold, X, center, radius, keep=True, log_mean=True):
     """Record by record: non-finite or off-manifold records become ``center``
     (data-independent), the rest are projected onto the manifold and clipped into
     ``B_radius(center)``. Users' layouts (``manifold.user_point_shapes``) are converted first.
@@ -523,33 +523,38 @@ def prepare_records(manifold, X, center, radius, keep=True):
 
     ``keep=False`` (the mean on a flat chart, which is ``exp_center(log_mean)``): the clipped
     records are not built, only their log mean and the counts; ``records`` then holds no record
-    (a statistic that reads them fails instead of reading unclipped ones)."""
+    (a statistic that reads them fails instead of reading unclipped ones). ``log_mean=False``
+    (public: the certified mean's schedule does not start from it): a space's fused pass may
+    skip the log mean (the sphere's then takes no ``arctan2``), and ``records.log_mean`` is
+    ``None`` where it did."""
     X = np.asarray(X)
     n = X.shape[0]
     shape = ((n if keep else 0),) + tuple(manifold.point_shape)
     out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
-    log_mean, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
+    log_sum, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
     # the extrinsic start of the certified mean's Newton steps, where it takes them (public: radius, n)
     newton = None if manifold.flat_chart else manifold.newton_constants(radius, n)
     start_stats = 0.0 if keep and newton is not None and newton.extrinsic is not None else None
     for start in range(0, n, rows):
-        block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n, keep)
+        block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n, keep,
+                                                        log_mean)
         if keep:
             out[start:start + rows] = block
-        log_mean = log_mean + part
+        log_sum = None if part is None else log_sum + part
         if start_stats is not None:
             start_stats = start_stats + manifold.mean_start_stats(block, np.full(len(block), 1.0 / n))
         non_finite += len(finite) - int(np.count_nonzero(finite))
         off_manifold += int(np.count_nonzero(finite & ~ok))
         clipped += int(np.count_nonzero(moved))
-    return PreparedRecords(out, center, log_mean, start_stats, radius), RecordCounts(int(n), non_finite, off_manifold, clipped)
+    return PreparedRecords(out, center, log_sum, start_stats, radius), RecordCounts(int(n), non_finite, off_manifold, clipped)
 
 
-def _prepare_chunk(manifold, X, center, radius, weight, keep=True):
+def _prepare_chunk(manifold, X, center, radius, weight, keep=True, log_sum=True):
     """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``
-    (``records`` is ``None`` when ``keep`` is false: the clipped records are not built)."""
-    fused = manifold.prepare_block(X, center, radius, weight) if keep else None
+    (``records`` is ``None`` when ``keep`` is false: the clipped records are not built; the sum
+    may be ``None`` when ``log_sum`` is false)."""
+    fused = manifold.prepare_block(X, center, radius, weight, log_sum) if keep else None
     if fused is not None:
         return fused
     points, finite, ok = _validity(manifold, X)
@@ -563,14 +568,14 @@ def _prepare_chunk(manifold, X, center, radius, weight, keep=True):
 
 
 @blas_limited
-def prepared(manifold, X, center, radius, keep=True):
+def prepared(manifold, X, center, radius, keep=True, log_mean=True):
     """The prepared records, in memory (with one ``RecordsWarning`` giving the counts when any
     record was replaced or clipped), or (Dask) prepared block by block on the workers. On Dask
     arrays the diagnostics are skipped: the records are read once per pass of the certified mean
     and no pass is spent on counting (``strict=True`` still makes its own validity pass).
     ``keep=False``: only the clipped records' log mean (``prepare_records``)."""
     if not is_dask(X):
-        records, counts = prepare_records(manifold, X, center, radius, keep)
+        records, counts = prepare_records(manifold, X, center, radius, keep, log_mean)
         warn_records(manifold, counts, radius)
         return records
     X = X.rechunk({i: -1 for i in range(1, X.ndim)})
@@ -767,6 +772,15 @@ def _reads_records(manifold, cal):
     return not (manifold.flat_chart and cal.measurement.statistic == "frechet_mean")
 
 
+def _reads_log_mean(manifold, cal, radius, n):
+    """Whether the mean reads the clipped records' log mean at the centre (public: the space,
+    the mechanism and the certified mean's schedule): a flat chart's closed form, and schedules
+    that start at the centre or with the tangent step; not those from the extrinsic mean."""
+    if manifold.flat_chart or cal.measurement.statistic != "frechet_mean":
+        return True
+    return certified_schedule(manifold, radius, cal.accuracy, n).start != "extrinsic"
+
+
 def _mean_plan(manifold, p, radius, cal, grid, records):
     """Stage 4 of the mean at ``radius`` on the ``prepared`` records (charged already)."""
     center = p["center"]
@@ -796,7 +810,8 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
     warn_if_mostly_noise(manifold, "frechet_mean", cal.measurement, p["radius"], p["n"])
     check_strict(manifold, X, p["strict"])
     charge(p["accountant"], cal.measurement)
-    records = prepared(manifold, X, p["center"], p["radius"], keep=_reads_records(manifold, cal))
+    records = prepared(manifold, X, p["center"], p["radius"], keep=_reads_records(manifold, cal),
+                       log_mean=_reads_log_mean(manifold, cal, p["radius"], p["n"]))
     return _mean_plan(manifold, p, p["radius"], cal, grid, records)
 
 
@@ -1092,7 +1107,8 @@ def _auto_plan(X, manifold, p, round_to, statistic, stages, build):
     return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p["epsilon"]),
                     float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon),
                     lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(
-                        manifold, X, center, radius, keep=build is not _mean_plan or _reads_records(manifold, cal))))
+                        manifold, X, center, radius, keep=build is not _mean_plan or _reads_records(manifold, cal),
+                        log_mean=build is not _mean_plan or _reads_log_mean(manifold, cal, radius, n))))
 
 
 @dataclass(frozen=True)

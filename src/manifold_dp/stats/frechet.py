@@ -7,6 +7,7 @@ tolerance is tight (‖∇F‖ ≤ 1e-10 × the data's spread), not geomstats' l
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -321,7 +322,8 @@ class CertifiedSchedule:
     ``start`` — the public centre (``"center"``), the projected extrinsic mean (``"extrinsic"``)
     or the tangent step ``exp_c((1/n) Σ log_c x_i)`` (``"tangent"``) — ``gradient_steps``
     projected gradient steps, then ``newton_steps`` projected Newton steps; ``orders``: the
-    Hessian each Newton step computes (``NewtonConstants.cheaper``; empty: the space's own)."""
+    pass each Newton step takes (``NewtonConstants.cheaper``: the Hessian's truncation on SPD, the
+    power series' degree on the sphere, ``None`` the exact pass; empty: the space's own)."""
 
     start: str
     gradient_steps: int
@@ -349,7 +351,8 @@ class CertifiedSchedule:
                     "sensitivity")
         first = {"extrinsic": "from the extrinsic mean", "tangent": "after the tangent step from the centre",
                  "center": f"after {self.gradient_steps} projected gradient steps from the centre"}[self.start]
-        orders = f", Hessians of order {'/'.join(map(str, self.orders))}" if self.orders else ""
+        orders = f", Hessians of order {'/'.join('exact' if o is None else str(o) for o in self.orders)}" \
+            if self.orders else ""
         return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {self.newton_steps} projected Newton "
                 f"steps {first} (h = {self.h:.3g}, Hessian Lipschitz bound L = {self.L:.3g}{orders}; docs/theory.md §2); "
                 "twice that is included in the sensitivity")
@@ -357,19 +360,24 @@ class CertifiedSchedule:
 
 def _expansion(T, k):
     """``sinh(√k T)/(√k T)``: how much ``exp_μ`` can stretch a segment within ``T`` of 0 when the
-    curvature is ``≥ −k`` (Rauch); 1 when ``k = 0`` (the sphere's ``exp`` is 1-Lipschitz)."""
-    a = np.sqrt(k) * T
+    curvature is ``≥ −k`` (Rauch); 1 when ``k = 0`` (the sphere's ``exp`` is 1-Lipschitz).
+    Python floats: the schedule's search calls it thousands of times."""
+    if k == 0:
+        return 1.0
+    a = math.sqrt(k) * T
     if not a < 700.0:  # sinh overflows: no useful bound
-        return np.inf
-    return float(np.sinh(a) / a) if a > 1e-8 else 1.0
+        return math.inf
+    return math.sinh(a) / a if a > 1e-8 else 1.0
 
 
-def _newton_bound(d, c, h, e):
-    """The distance bound after one projected Newton step from ``d`` (``NewtonConstants``)."""
+def _newton_bound(d, c, h, e, g=None):
+    """The distance bound after one projected Newton step from ``d`` (``NewtonConstants``; ``e``
+    and ``g`` the errors of the pass taken, ``g`` by default the space's)."""
+    d, h, e = float(d), float(h), float(e)
     if not h > e:
-        return np.inf
-    delta = (0.5 * c.L * d * d + e * d + c.g) / (h - e)
-    return _expansion(d + delta, c.expansion) * delta
+        return math.inf
+    delta = (0.5 * float(c.L) * d * d + e * d + float(c.g if g is None else g)) / (h - e)
+    return _expansion(d + delta, float(c.expansion)) * delta
 
 
 def _newton_steps(d, c, h, accuracy):
@@ -385,29 +393,63 @@ def _newton_steps(d, c, h, accuracy):
     return None
 
 
-def _newton_plan(d, c, h, accuracy):
-    """The cheapest run of Newton steps from the bound ``d`` to ``accuracy``: ``(cost, orders)``,
-    ``orders`` the Hessian of each step — cheaper truncations (``c.cheaper``) first, the space's
-    own (``c.order``) last — or ``None`` when no run contracts. Public values only."""
-    levels = [(order, e, cost) for order, e, cost in c.cheaper] + [(c.order, c.e, c.cost)]
-    best = None
+class _NewtonPlanner:
+    """The cheapest run of Newton steps from a bound ``d`` to ``accuracy`` (``plan``), for one
+    space's constants; public values only. A run is ``(cost, orders)``, ``orders`` the pass of
+    each step — cheaper ones (``c.cheaper``) first, the space's own (``c.order``) last."""
 
-    def search(d, start, orders, cost):
-        nonlocal best
-        if d <= accuracy:
-            if best is None or cost < best[0]:
-                best = (cost, tuple(orders))
-            return
-        if len(orders) >= NEWTON_CAP or (best is not None and cost >= best[0]):
-            return
-        for j in range(start, len(levels)):  # orders never decrease along a run
-            order, e, step_cost = levels[j]
-            following = _newton_bound(d, c, h, e)
-            if following < d:
-                search(following, j, orders + [order], cost + step_cost)
+    def __init__(self, c, h, accuracy):
+        self.c, self.h, self.accuracy = c, h, accuracy
+        self.levels = c.levels()
+        self.cheapest = min(level[2] for level in self.levels)
+        self._fewest = {}
 
-    search(d, 0, [], 0.0)
-    return best
+    def fewest(self, d):
+        """A lower bound on the steps any run needs from ``d``: every step taking the smallest
+        bound of any pass (the bound grows with ``d``, so no run is ahead of it after any step)."""
+        key, k = d, 0
+        if key not in self._fewest:
+            while d > self.accuracy and k <= NEWTON_CAP:
+                d, k = min(_newton_bound(d, self.c, self.h, e, g) for _, e, _, g in self.levels), k + 1
+            self._fewest[key] = k
+        return self._fewest[key]
+
+    def plan(self, d, budget=np.inf):
+        """The cheapest run from ``d`` costing at most ``budget`` (ties: the smallest sequence of
+        passes), or ``None``. Step by step over the runs still open, each one dropped when another
+        open run of as many steps is at least as far along (bound ``≤``, pass index ``≤``, cost and
+        sequence ``≤``: whatever finishes the one finishes the other, no dearer — the bound grows
+        with ``d``; a step that does not contract is never part of a cheapest run, so leaving them
+        out loses nothing), or when its cost plus ``fewest`` steps at the cheapest pass's cost
+        exceeds the best run found. Public values only."""
+        if d <= self.accuracy:
+            return 0.0, ()
+        levels, best = self.levels, None
+        open_runs = [(d, 0, 0.0, ())]
+        for _ in range(NEWTON_CAP):
+            following = []
+            for d, start, cost, seq in open_runs:
+                for j in range(start, len(levels)):  # the pass's index never decreases along a run
+                    _, e, step_cost, g = levels[j]
+                    after, total = _newton_bound(d, self.c, self.h, e, g), cost + step_cost
+                    limit = budget if best is None else best[0]
+                    if not after < d or total > limit:
+                        continue
+                    if after <= self.accuracy:
+                        if best is None or (total, seq + (j,)) < best:
+                            best = (total, seq + (j,))
+                    elif total + self.fewest(after) * self.cheapest <= limit:
+                        following.append((after, j, total, seq + (j,)))
+            following.sort(key=lambda run: (run[2], run[3]))
+            open_runs = []
+            for run in following:
+                if not any(o[0] <= run[0] and o[1] <= run[1] for o in open_runs):
+                    open_runs.append(run)
+            if not open_runs:
+                break
+        if best is None:
+            return None
+        return best[0], tuple(levels[j][0] for j in best[1])
 
 
 def certified_schedule(manifold, radius, accuracy, n):
@@ -440,8 +482,17 @@ def _certified_schedule(manifold, radius, accuracy, n):
         options.append(("extrinsic", 0, min(c.extrinsic, radius)))
     if c.tangent is not None:  # the tangent step: a Newton step with Ĥ = I from the centre (‖Ĥ⁻¹‖ = 1)
         options.append(("tangent", 0, min(_newton_bound(radius, c, 1.0, c.tangent), 2.0 * radius)))
-    for start, k, d in options:
-        plan = _newton_plan(d, c, h, accuracy)
+    # the free starts first: their cost bounds the runs after k gradient steps, cut once k alone is dearer
+    planner, plans, bound = _NewtonPlanner(c, h, accuracy), {}, best_cost
+    for i in sorted(range(len(options)), key=lambda i: (options[i][0] == "center", options[i][1])):
+        start, k, d = options[i]
+        if k > bound:  # k = bound still ties when the k steps alone reach the accuracy
+            break
+        plans[i] = planner.plan(d, bound - k)
+        if plans[i] is not None:
+            bound = min(bound, k + plans[i][0])
+    for i, (start, k, d) in enumerate(options):  # the first cheapest, in the options' order
+        plan = plans.get(i)
         if plan is not None and k + plan[0] < best_cost:
             orders = plan[1] if any(o != c.order for o in plan[1]) else ()
             best, best_cost = CertifiedSchedule(start, k, len(plan[1]), h, H, c.L, orders), k + plan[0]
