@@ -30,11 +30,13 @@ def main():
         nan, clipped = X.copy(), X.copy()
         nan[half] = np.nan
         clipped[half] = far[half]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t = [_median(lambda Y=Y: prepare_records(m, Y, c, RADIUS), 7)[0] * 1e3 for Y in (X, nan, clipped)]
-        print(f"{m!r:36s} n = {n:7,d}: clean {t[0]:7.2f} ms, half NaN {t[1]:7.2f} ms ({t[1] / t[0] - 1:+.0%}), "
-              f"half clipped {t[2]:7.2f} ms ({t[2] / t[0] - 1:+.0%})")
+        # with the log mean, and without it (the release from the extrinsic mean: the sphere then takes no arctan2)
+        for kw in ({}, {"log_mean": False}) if isinstance(m, Sphere) else ({},):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = [_median(lambda Y=Y: prepare_records(m, Y, c, RADIUS, **kw), 7)[0] * 1e3 for Y in (X, nan, clipped)]
+            print(f"{m!r:36s} n = {n:7,d}{' (no log mean)' if kw else '':14s}: clean {t[0]:7.2f} ms, half NaN {t[1]:7.2f} "
+                  f"ms ({t[1] / t[0] - 1:+.0%}), half clipped {t[2]:7.2f} ms ({t[2] / t[0] - 1:+.0%})")
 
 
 if __name__ == "__main__":
