@@ -232,6 +232,9 @@ class Sphere(Manifold):
             unit = Sphere(self.dim, radius=math.ldexp(R, -shift))
             out, _, ok, moved, total = unit.prepare_block(Xs, center * 2.0**-shift, radius * 2.0**-shift, weight, log_sum)
             return out * 2.0**shift, finite, ok, moved, None if total is None else total * 2.0**shift
+        # a public centre's coordinates below R·2⁻³⁰⁰ are 0 too (a move below 1e−90·R): clipped and invalid records
+        # take the centre's coordinates, and their tiny products in later passes would be subnormal (timing)
+        center = center * (np.abs(center) >= R * TINY)
         u, (n, k) = center / R, X.shape
         with np.errstate(all="ignore"):
             # our copy, coordinates × records (every product below runs along contiguous rows of records);
@@ -344,8 +347,10 @@ class Sphere(Manifold):
         ``arccos``; valid as every ``z ≤ sin²(ball/R)``). Records as given always take
         ``arccos``, exact to rounding, which is within every degree's bound.
         ``weights`` may be one number (equal weights: it multiplies the block sums instead).
-        The coefficient of ``x`` in the sum of logs and of ``I`` in ``A``, ``Σ w_i a_i =
-        Σ w_i (θ_i/sin θ_i) cos θ_i``, is ``⟨u, Σ w_i (θ_i/sin θ_i) y_i⟩`` (``u = x/R``): read off ``g``.
+        The sum of logs is taken around ``u = x/R``, ``R Σ w_i f_i (y_i − u) + 2 (Σ w_i f_i z_i) x`` with
+        ``f = θ/sin θ`` and ``z = (1 − cos θ)/2``: its terms are of the records' distance to ``u``, so
+        its rounding shrinks with the ball (a sum of the ``f_i y_i`` rounds at ``ε`` per term);
+        ``Σ w_i a_i = Σ w_i f_i − 2 Σ w_i f_i z_i``.
         Coordinates of ``u`` below ``2⁻³⁰⁰`` are taken as 0 (a move below ``1e−90``): their
         products with records could be subnormal (slow: a timing channel)."""
         x, X, w = np.asarray(x, float), np.asarray(X, float), np.asarray(weights, float)
@@ -356,7 +361,10 @@ class Sphere(Manifold):
         if series and not (isinstance(order, (int, np.integer)) and 0 <= order <= angle_series.MAX_DEGREE):
             raise ValueError(f"order must be a series degree in [0, {angle_series.MAX_DEGREE}], got {order!r}")
         equal = w.ndim == 0
-        g, A = np.zeros(k), np.zeros((k, k))
+        # the sum of logs around u: Σ f_i (y_i − cos θ_i u) = Σ f_i (y_i − u) + 2 (Σ f_i z_i) u, z = (1 − cos θ)/2, whose
+        # terms are of the records' distance to u (a sum of the f_i y_i themselves rounds at ε per term, which for
+        # a small ball is more than the certificate's float error allows)
+        g, A, sum_f, sum_fz = np.zeros(k), np.zeros((k, k)), 0.0, 0.0
         rows = max(256, min(NEWTON_BLOCK, NEWTON_BLOCK_BYTES // (8 * k)))  # the weighted records' scratch stays small
         block = min(len(X), rows)
         scratch = np.empty((k, block))
@@ -365,6 +373,7 @@ class Sphere(Manifold):
             half_u = u * (-0.5 / R)
         for i in range(0, len(X), rows):
             Yt = X[i:i + rows].T  # coordinates × records: rows contiguous for prepared (column-major) records
+            m = Yt.shape[1]
             inv = 1.0 / R if unit else 1.0 / np.sqrt(np.einsum("ij,ij->j", Yt, Yt))
             if series:  # z = (1 − cos θ)/2 = ⟨−u/2R, y⟩ + ½
                 z = half_u @ Yt
@@ -375,19 +384,28 @@ class Sphere(Manifold):
                 if not (unit and R == 1.0):
                     c *= inv
                 ratio, beta = _ratio_beta(c)
+                z = np.multiply(c, -0.5, out=c)
+                z += 0.5
             if not equal:
                 wi = w[i:i + rows]
                 ratio *= wi
                 beta *= wi
             if not (unit and R == 1.0):
-                ratio *= inv
                 beta *= inv * inv
-            g += Yt @ ratio
+            D = scratch[:, :m]  # y_i − u
+            if unit and R == 1.0:
+                np.subtract(Yt, u[:, None], out=D)
+            else:
+                np.multiply(Yt, inv, out=D)
+                D -= u[:, None]
+            g += D @ ratio
+            sum_f += float(np.sum(ratio))
+            sum_fz += float(ratio @ z)
             A += _weighted_gram(Yt, beta, scratch)
         if equal:
-            g, A = w * g, w * A
-        total = float(u @ g)  # Σ w_i a_i
-        return R * g - total * x, A + total * np.eye(k)
+            g, A, sum_f, sum_fz = w * g, w * A, float(w) * sum_f, float(w) * sum_fz
+        total = sum_f - 2.0 * sum_fz  # Σ w_i a_i = Σ w_i (θ_i/sin θ_i) cos θ_i
+        return R * g + (2.0 * sum_fz) * x, A + total * np.eye(k)
 
     def newton_step(self, x, g, A):
         """The tangent vector ``s`` with ``Hess F(x)[s] = g`` (``g = Σ w_i log_x X_i = −∇F``)."""

@@ -542,8 +542,9 @@ def prepare_records(manifold, X, center, radius, keep=True, log_mean=True):
         if keep:
             out[start:start + rows] = block
         log_sum = None if part is None else log_sum + part
-        if start_stats is not None:
-            start_stats = start_stats + manifold.mean_start_stats(block, np.full(len(block), 1.0 / n))
+        if start_stats is not None:  # around the centre: the records are within r of it (rounding ε·r, not ε·R)
+            start_stats = start_stats + manifold.mean_start_stats(block - np.asarray(center, manifold.dtype),
+                                                                  np.full(len(block), 1.0 / n))
         non_finite += len(finite) - int(np.count_nonzero(finite))
         off_manifold += int(np.count_nonzero(finite & ~ok))
         clipped += int(np.count_nonzero(moved))

@@ -46,7 +46,8 @@ class PreparedRecords(np.ndarray):
     ``B_r(center)``), carrying ``log_mean = (1/n) Σ log_center(x_i)``, which the clipping's own
     decompositions gave: the certified mean's first gradient, and its closed form on a flat chart
     (``exp_center(log_mean)``); and, where the certified mean starts its Newton steps from the
-    extrinsic mean, that mean's partial sums ``start_stats`` (``manifold.mean_start_stats``); and
+    extrinsic mean, that mean's partial sums around the centre, ``start_stats = Σ w_i (x_i − center)``
+    (``manifold.mean_start_stats`` of the differences); and
     the ``radius`` they were clipped to. Views, slices, copies and arithmetic results are plain
     records again (``center = log_mean = start_stats = radius = None``)."""
 
@@ -108,6 +109,13 @@ def _blk_check_start(block, w, n, manifold, start):
 def _blk_init_stats(block, w, n, manifold):
     """Partial sums for the starting point (the closed form on a flat chart)."""
     return manifold.mean_start_stats(np.asarray(block), block_weights(block, w, n))
+
+
+def _blk_centred_stats(block, w, n, manifold, center):
+    """Partial sums of ``w_i (x_i − center)``: for the extrinsic start of the certified mean, whose
+    records lie within ``r`` of ``center`` (sums of the records themselves round at ``ε·R`` per
+    term, which for a tiny ``r`` exceeds the float error its accuracy allows)."""
+    return manifold.mean_start_stats(np.asarray(block) - center, block_weights(block, w, n))
 
 
 def _start(manifold, records):
@@ -543,9 +551,11 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
             f"gradient steps (h = {plan.h:.3g}, H = {plan.H:.3g}); use a smaller radius")
     mu = np.asarray(center, dtype=manifold.dtype)
     if plan.start == "extrinsic":  # in the ball: the projected mean of records in a cap of radius < π/2
-        stats = X.start_stats if prepared and first is not None and X.start_stats is not None else None
-        mu = manifold.clip_to_ball(manifold.mean_start(stats) if stats is not None else _start(manifold, records),
-                                   center, radius)  # the clip: a no-op but for rounding
+        # Σ w_i (x_i − c) from the preparation (prepared around this centre), else a pass; then c + that, once
+        same = prepared and X.start_stats is not None and X.center.shape == np.shape(center) \
+            and np.array_equal(X.center, center)
+        stats = X.start_stats if same else sum(records.map(_blk_centred_stats, manifold, mu))
+        mu = manifold.clip_to_ball(manifold.mean_start(mu + stats), center, radius)  # the clip: a no-op but for rounding
     elif plan.start == "tangent":  # a Newton step with Ĥ = I from the centre
         g = first if first is not None else sum(records.map(_blk_log_sum, manifold, mu))
         mu = manifold.clip_to_ball(manifold.exp(mu, g), center, radius)
