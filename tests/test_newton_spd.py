@@ -32,7 +32,7 @@ import pytest
 
 from manifold_dp import SPDAffineInvariant
 from manifold_dp.manifolds.matrix import FLUSH, eig_apply, expm_sym, flush_tiny, logm_band, logm_band_plan, sqrtm_spd, sym
-from manifold_dp.manifolds.spd import _log_band
+from manifold_dp.manifolds.spd import LOG_BAND_COARSE, _log_band
 from manifold_dp.privacy.release import prepare_records
 
 FD_STEP = 1e-3  # Richardson-extrapolated central differences: truncation ~h⁴, rounding ~1e-12
@@ -253,7 +253,7 @@ def test_newton_constants_cover_the_hessian_errors():
         x = records[0]
         weights = np.full(n, 1.0 / n)
         constants = spd.newton_constants(radius, n)
-        for order, e in [(order, e) for order, e, _ in constants.cheaper] + [(6, constants.e)]:
+        for order, e, _, _ in constants.levels():
             assert np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, records, weights, order))).max() <= e, order
         exact = _operator_in_frame(spd, c, _hessian(spd, c, records, weights))
         assert np.linalg.norm(exact - np.eye(len(exact)), 2) <= constants.tangent
@@ -337,7 +337,7 @@ def test_newton_constants_e_is_nearly_attained(order, radius):
     records = np.repeat(record[None], n, axis=0)
     gap = np.abs(np.linalg.eigvalsh(_hessian_gap(spd, x, records, np.full(n, 1.0 / n), order))).max()
     constants = spd.newton_constants(radius, n)
-    e = {o: e for o, e, _ in constants.cheaper}.get(order, constants.e)
+    e = {o: e for o, e, _, _ in constants.levels()}[order]
     truncation = e - (1e-8 + 4.0 * n * np.finfo(float).eps)
     assert truncation > 100 * (e - truncation)  # the truncation term dominates e here
     assert gap <= e
@@ -412,6 +412,37 @@ def test_newton_terms_on_prepared_records_match_the_eigen_path(k, radius):
         g_eigh, H_eigh = spd.newton_terms(x, records, weights, order=order)
         assert np.linalg.norm(g_band - g_eigh) <= g + 1e-13  # rounding: ~1e-15 measured
         assert np.abs(H_band - H_eigh).max() <= 1e-12
+
+
+@pytest.mark.parametrize("k, radius", [(4, 0.25), (4, 0.5), (10, 0.5)])
+def test_coarse_log_levels_cover_their_errors(k, radius):
+    """Every level with coarser logs (``(order, tol)``): on records at the far side of the ball,
+    the gradient differs from the exact one (the ``eigh`` path) by at most the level's ``g``, and
+    its Hessian from the exact Hessian by at most the level's ``e`` (truncation plus the logs'
+    share); the coarse series is really coarser (its error above the full series' ``g``: a level
+    that computed the full series would not show it), and a level claiming the full ``g`` fails."""
+    rng = np.random.default_rng(330 + k)
+    spd = SPDAffineInvariant(k)
+    n = 200
+    x, records = _far_side(spd, k, radius, n, rng)
+    weights = rng.dirichlet(np.ones(n))
+    constants = spd.newton_constants(radius, n)
+    coarse = [level for level in constants.levels() if isinstance(level[0], tuple)]
+    assert len(coarse) == 9 and {level[0][1] for level in coarse} == set(LOG_BAND_COARSE)
+    g_exact, _ = spd.newton_terms(x, records, weights)
+    basis = _sym_basis(k).reshape(-1, k * k)
+    exact = _operator_in_frame(spd, x, _hessian(spd, x, records, weights))
+    full_cost = {o: c for o, _, c, _ in constants.levels() if not isinstance(o, tuple)}
+    assert sorted(full_cost) == [2, 4, 6]
+    for (order, tol), e, cost, g in coarse:
+        assert cost < full_cost[order]
+        grad, H = spd.newton_terms(x, records, weights, ball=radius, order=(order, tol))
+        err = np.linalg.norm(grad - g_exact)
+        assert err <= g + 1e-13, (order, tol)
+        if tol >= 2.0**-27:
+            assert err > 10 * constants.g
+        gap = np.abs(np.linalg.eigvalsh(sym(basis @ H @ basis.T - exact))).max()
+        assert gap <= e, (order, tol)
 
 
 def test_log_band_is_left_for_large_balls():

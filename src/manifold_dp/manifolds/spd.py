@@ -53,10 +53,14 @@ LOG_BAND_TOL = 2.0**-50  # the series error of newton_terms' logarithms by matri
 LOG_BAND_MAX_PRODUCTS = 32  # beyond this many products per record one eigh per record is cheaper
 LOG_BAND_BLOCK = 256  # records per logm_band call: its temporaries stay in cache
 LOG_BAND_MIN_K = 4  # below, one eigh per record is as fast (measured at k = 2, 3)
+# coarser series for the first Newton steps, whose bound is still far above these errors (each a level of
+# newton_constants.cheaper with its own g; the planner takes them where they save a pass's products)
+LOG_BAND_COARSE = (2.0**-17, 2.0**-27, 2.0**-40)
+LOG_SHARE = 0.8  # the logs' share of a second-order pass on the band (measured 0.84 at k = 10): the cost model
 
 
 @lru_cache(maxsize=256)
-def _log_band(radius, k):
+def _log_band(radius, k, tol=LOG_BAND_TOL):
     """``(plan, g)`` of the logarithms of ``newton_terms`` for records and a point in a ball of
     radius ``r`` (``(None, 0)``: an ``eigh`` per record instead, for ``k < LOG_BAND_MIN_K`` or
     where the band needs more than ``LOG_BAND_MAX_PRODUCTS`` products). Both within ``r`` of the
@@ -64,13 +68,16 @@ def _log_band(radius, k):
     ``[e^−t, e^t]`` (``|log λ_j| ≤ ‖log‖_F = ρ ≤ 2r``); ``t`` adds the rounding of the whitening at
     the worst conditioning a release accepts (``max_condition``, in the model of ``float_error``)
     and ``2^−10``. ``g = √k·bound``: the Frobenius error of one log from the series' bound
-    (``logm_band_plan``), hence of the weighted mean of the logs. The rounding of the products,
+    (``logm_band_plan`` at ``tol``: ``LOG_BAND_TOL``, or one of ``LOG_BAND_COARSE`` for the first
+    Newton steps), hence of the weighted mean of the logs. Whether there is a band at all is
+    decided at ``LOG_BAND_TOL`` (the same answer at every ``tol``). The rounding of the products,
     like that of ``eigh`` on the other path, is left to the float model (``float_error`` and the
     ``1e−10·r`` floor of the accuracy); measured, it is ~3e−15 per log at ``k = 10``, ``r = 0.5``."""
     t = 2.0 * radius + 2.0**-10 + np.exp(min(2.0 * radius, 50.0)) / (8.0 * k**1.5)
-    plan = logm_band_plan(float(t), LOG_BAND_TOL)
-    if k < LOG_BAND_MIN_K or plan is None or plan.products > LOG_BAND_MAX_PRODUCTS:
+    full = logm_band_plan(float(t), LOG_BAND_TOL)
+    if k < LOG_BAND_MIN_K or full is None or full.products > LOG_BAND_MAX_PRODUCTS:
         return None, 0.0
+    plan = logm_band_plan(float(t), float(tol))
     return plan, float(np.sqrt(k) * plan.bound)
 
 
@@ -427,19 +434,32 @@ class SPDAffineInvariant(_SPD):
         ``‖Hess F(c) − I‖ ≤ f(r²/2) − 1``. ``expansion = ½`` (curvature ``≥ −½``). ``g``: the logs
         by matrix products (``_log_band``), whose error ``Δ`` also moves ``Ĥ``, by at most
         ``(2D/3 + 4D³/45 + 4D⁵/315)·g``, added to every ``e`` (``‖ad_V‖ ≤ 2ρ``, ``‖ad_Δ‖ ≤ 2|Δ|``: the
-        derivative of ``ad_V^(2m)`` in ``V`` is at most ``2m (2ρ)^(2m−1)·2|Δ|``, over 12, 720, 30240)."""
+        derivative of ``ad_V^(2m)`` in ``V`` is at most ``2m (2ρ)^(2m−1)·2|Δ|``, over 12, 720, 30240).
+        Where the band is used, every order is also offered with coarser logs (``(order, tol)``,
+        ``tol`` in ``LOG_BAND_COARSE``), each with the ``g`` of its own series and that ``g``'s share
+        of ``e``; its cost is the order's less the products it saves (``LOG_SHARE`` of a pass)."""
         D = 2.0 * radius
         if not D > 0:
             return None
         b = D / np.sqrt(2.0)
         f = lambda a: float(a / np.tanh(a)) if a > 1e-8 else 1.0
-        _, g = _log_band(float(radius), self.k)
-        rounding, k2 = 1e-8 + 4.0 * n * np.finfo(float).eps + (2 * D / 3 + 4 * D**3 / 45 + 4 * D**5 / 315) * g, self.k**2
+        full, g = _log_band(float(radius), self.k)
+        k2, lift = self.k**2, 2 * D / 3 + 4 * D**3 / 45 + 4 * D**5 / 315
+        rounding = 1e-8 + 4.0 * n * np.finfo(float).eps
+        truncation = {2: float(D**4 / 180.0), 4: float(D**6 / 3780.0), 6: float(D**8 / 75600.0)}
+        costs = {2: 1.0 + k2 / 5000.0, 4: 1.1 + k2 / 1400.0, 6: 1.3 + k2 / 800.0}
+        levels = []
+        for order in (2, 4, 6):
+            if full is not None:  # the same order with coarser logs: fewer products, its own g
+                for tol in LOG_BAND_COARSE:
+                    plan, g_tol = _log_band(float(radius), self.k, tol)
+                    saved = LOG_SHARE * costs[2] * (1.0 - plan.products / full.products)
+                    levels.append(((order, tol), truncation[order] + rounding + lift * g_tol, costs[order] - saved, g_tol))
+            if order < 6:
+                levels.append((order, truncation[order] + rounding + lift * g, costs[order], g))
         return NewtonConstants(
-            L=float(D / 3.0 * f(b)), e=float(D**8 / 75600.0 + rounding), expansion=0.5,
-            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=1.3 + k2 / 800.0,
-            cheaper=((2, float(D**4 / 180.0 + rounding), 1.0 + k2 / 5000.0),
-                     (4, float(D**6 / 3780.0 + rounding), 1.1 + k2 / 1400.0)), order=6, g=g)
+            L=float(D / 3.0 * f(b)), e=truncation[6] + rounding + lift * g, expansion=0.5,
+            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=costs[6], cheaper=tuple(levels), order=6, g=g)
 
     @blas_limited
     def newton_terms(self, x, X, weights, ball=None, order=6):
@@ -455,9 +475,12 @@ class SPDAffineInvariant(_SPD):
         as given). Prepared records are exactly symmetric: whitened without the symmetrising pass;
         and where the ball is small enough their logs come from matrix products alone
         (``logm_band`` on the band ``_log_band`` proves, within ``NewtonConstants.g``) instead of
-        an ``eigh`` per record. The logs and their powers pass through ``matrix.flush_tiny``: no product
+        an ``eigh`` per record; ``order = (order, tol)`` takes a coarser series there, within that
+        level's ``g`` (``newton_constants``; records as given take the ``eigh`` path at every level,
+        whose error is within all of them). The logs and their powers pass through ``matrix.flush_tiny``: no product
         here is subnormal."""
         x, k = np.asarray(x, float), self.k
+        order, tol = order if isinstance(order, tuple) else (order, LOG_BAND_TOL)  # (order, tol): coarser logs
         degrees, (c, Q) = _newton_coefficients(order)
         top = len(c)
         _, si = sqrtm_spd(x)
@@ -467,7 +490,7 @@ class SPDAffineInvariant(_SPD):
         # k(k+1)/2 distinct entries of the symmetric V^a (vech), expanded afterwards (weights are ≥ 0)
         upper, full = _vech_index(k)
         G, sums, total = 0.0, np.zeros((1 + len(degrees), k, k)), 0.0
-        band = _log_band(float(ball), k)[0] if ball is not None else None
+        band = _log_band(float(ball), k, float(tol))[0] if ball is not None else None
         rows = LOG_BAND_BLOCK if band is not None else max(64, NEWTON_BLOCK_BYTES // (8 * top * k * k))
         for i in range(0, len(X), rows):
             Y = self._in_frame(si, X[i:i + rows], symmetric=ball is not None)

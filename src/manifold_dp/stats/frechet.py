@@ -359,11 +359,21 @@ class CertifiedSchedule:
                     "sensitivity")
         first = {"extrinsic": "from the extrinsic mean", "tangent": "after the tangent step from the centre",
                  "center": f"after {self.gradient_steps} projected gradient steps from the centre"}[self.start]
-        orders = f", Hessians of order {'/'.join('exact' if o is None else str(o) for o in self.orders)}" \
+        orders = f", Hessians of order {'/'.join(_pass_name(o) for o in self.orders)}" \
             if self.orders else ""
         return (f"mean within {accuracy:.3g} of the exact minimiser after a fixed {self.newton_steps} projected Newton "
                 f"steps {first} (h = {self.h:.3g}, Hessian Lipschitz bound L = {self.L:.3g}{orders}; docs/theory.md §2); "
                 "twice that is included in the sensitivity")
+
+
+def _pass_name(order):
+    """A Newton pass as the certificate names it: ``exact``, the order, or the order and the
+    tolerance of its logarithms (``(order, tol)``: affine-invariant SPD's coarser series)."""
+    if order is None:
+        return "exact"
+    if isinstance(order, tuple):
+        return f"{order[0]} (logs to {order[1]:.1e})"
+    return str(order)
 
 
 def _expansion(T, k):
