@@ -413,9 +413,11 @@ def _call_trace(fn):
 @pytest.mark.parametrize("keep", [True, False])
 def test_record_preparation_does_the_same_work_for_neighbours(name, keep):
     """Timing: preparing records that are all inside the ball, or with one replaced by a record far
-    outside it (clipped) or by NaN (replaced by the centre), runs the same calls in the same order —
-    an earlier version rebuilt only the clipped records (and copied the array only when one was),
-    which a wall-clock adversary could see."""
+    outside it (clipped), by NaN or by a finite point off the manifold (both replaced by the
+    centre), runs the same calls in the same order — an earlier version rebuilt only the clipped
+    records (and copied the array only when one was), and on SPD one record that was not positive
+    definite failed its block's Cholesky and sent the block to ``eigvalsh`` (+9 % for a 300-record
+    SPD(10) release), which a wall-clock adversary could see."""
     from manifold_dp.privacy.release import prepare_records
 
     m = MANIFOLDS[name]
@@ -427,11 +429,15 @@ def test_record_preparation_does_the_same_work_for_neighbours(name, keep):
     far[7] = m.random_point(center, 3.0 * radius, rng=rng) if np.isfinite(m.injectivity_radius) else \
         m.exp(center, 5.0 * radius * m.random_unit_tangent(center, rng=rng))
     nan[7] = np.nan
-    for X in (D, far, nan):  # warm numpy's and our first-use caches (np.finfo, envelopes)
+    off = D.copy()
+    off[7] = -D[7] if isinstance(m, (SPDAffineInvariant, SPDLogEuclidean)) else 2.0 * D[7]  # not positive definite; off the norm
+    for X in (D, far, nan, off):  # warm numpy's and our first-use caches (np.finfo, envelopes)
         prepare_records(m, X, center, radius, keep)
-    traces = [_call_trace(lambda X=X: prepare_records(m, X, center, radius, keep)) for X in (D, far, nan)]
+    traces = [_call_trace(lambda X=X: prepare_records(m, X, center, radius, keep)) for X in (D, far, nan, off)]
     assert prepare_records(m, far, center, radius)[1].clipped >= 1
-    assert traces[0] == traces[1] == traces[2]
+    if not isinstance(m, Euclidean):
+        assert prepare_records(m, off, center, radius)[1].off_manifold == 1
+    assert traces[0] == traces[1] == traces[2] == traces[3]
 
 
 def test_sphere_preparation_flushes_subnormal_coordinates():

@@ -294,10 +294,11 @@ class Manifold:
 
     records_order = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
 
-    def prepare_block(self, X, center, radius, weight, log_sum=True):
+    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True):
         """A space's fused pass for one block of ``privacy.release.prepare_records``, or ``None``
         (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``); with ``log_sum``
-        false it may return ``None`` for the sum of logs."""
+        false it may return ``None`` for the sum of logs, with ``keep`` false ``None`` for the
+        records (only their log sum is needed: flat charts)."""
         return None
 
     def newton_constants(self, radius, n):

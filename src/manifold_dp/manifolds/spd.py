@@ -17,7 +17,7 @@ from .._random import as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
 from .matrix import (eig_apply, eig_weighted_sum, expm_sym, flush_tiny, funm_sym, invvecd, logm_band, logm_band_plan,
                      logm_spd, sqrtm_spd, sym, vecd)
-from .base import POINT_ATOL, Manifold, NewtonConstants, _clip_scale, select
+from .base import POINT_ATOL, Manifold, NewtonConstants, _clip_scale, finite_rows, select
 from .euclidean import _check_dim
 
 NEWTON_BLOCK_BYTES = 1 << 24  # the Newton pass holds V¹…V⁵ of a block of records: about 16 MiB at any k
@@ -119,6 +119,17 @@ def _positive_definite(a):
     return _eigenvalues_positive(np.linalg.eigvalsh(a), k)
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """A centre as record preparation sees it (``_SPD.prepare_block``): its eigen-pair in the
+    frame where records are decomposed, and what the metric needs to clip there."""
+    w: np.ndarray
+    u: np.ndarray
+    s: np.ndarray | None = None
+    si: np.ndarray | None = None
+    log: np.ndarray | None = None
+
+
 @lru_cache(maxsize=64)
 def _vech_index(k):
     """``(upper, full)``: the row-major positions of the upper triangle of a ``k × k`` matrix, and
@@ -160,6 +171,40 @@ class _SPD(Manifold):
 
     def project(self, x):
         return sym(np.asarray(x, dtype=float))
+
+    @blas_limited
+    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True):
+        """One block of ``privacy.release.prepare_records`` from one ``eigh`` per record, with the
+        same operations for every record: no Cholesky whose failure on one record sends its whole
+        block to a second decomposition (the generic check's fast path: one non-positive-definite
+        record made a 300-record SPD(10) release 9 % slower, a timing channel). Non-finite records
+        become the centre before anything else; the rest are symmetrised, seen in the centre's
+        frame (``_eigen_frame``) and decomposed once. A record is kept when it was symmetric to
+        ``POINT_ATOL`` (relative) and its eigenvalues there pass ``_eigenvalues_positive`` —
+        the test of the generic check's exact path, on the matrix whose logarithm is taken (the
+        whitened record; congruence keeps positive definiteness). The others take the centre's
+        eigen-pair and become the centre, exactly; then the clip, the rebuilt records (every one)
+        and the sum of logs as in ``clip_and_log_sum``. ``None`` (the generic path) for a block of
+        another shape."""
+        k = self.k
+        X, center = np.asarray(X), np.asarray(center, float)
+        if X.ndim != 3 or X.shape[1:] != (k, k) or center.shape != (k, k):
+            return None
+        n = len(X)
+        with np.errstate(all="ignore"):
+            finite = finite_rows(X.reshape(n, k * k), 1)
+            x = select(finite[:, None, None], np.asarray(X, float), center)
+            symmetric = self._symmetric(x, POINT_ATOL)[0]
+            xs = sym(x)
+            frame = self._eigen_frame(center)
+            w, u = np.linalg.eigh(self._whiten(frame, xs))
+            ok = finite & symmetric & _eigenvalues_positive(w, k)
+            w = select(ok[:, None], w, frame.w)
+            u = select(ok[:, None, None], u, frame.u)
+            log_w = np.log(w)
+            base = select(ok[:, None, None], xs, center)
+            out, moved, total, _ = self._clip_eigen(frame, base, u, log_w, radius, weight, keep)
+        return out, finite, ok, moved, total
 
     def _validate_one(self, x):
         # k = 2 with floats: the checks of ``_checks`` and the Cholesky fast path of
@@ -555,16 +600,39 @@ class SPDAffineInvariant(_SPD):
         return out, outside, sym(s @ eig_weighted_sum(u, values) @ s)
 
     def _clip_in_frame(self, x, center, radius):
-        s, si = sqrtm_spd(center)
-        w, u = np.linalg.eigh(self._in_frame(si, x))
+        frame = self._eigen_frame(center)
+        w, u = np.linalg.eigh(self._whiten(frame, x))
         log_w = np.log(w)
+        out, outside, _, scale = self._clip_eigen(frame, x, u, log_w, radius)
+        return out, outside, (frame.s, u, log_w, scale)
+
+    @staticmethod
+    def _eigen_frame(center):
+        """The centre's frame: ``c^½``, ``c^-½`` and the eigen-pair a record equal to the centre
+        has there (``w = 1``, ``U = I``)."""
+        s, si = sqrtm_spd(center)
+        k = len(center)
+        return _Frame(s=s, si=si, w=np.ones(k), u=np.eye(k))
+
+    @staticmethod
+    def _whiten(frame, x):
+        return sym(frame.si @ x @ frame.si)
+
+    @staticmethod
+    def _clip_eigen(frame, x, u, log_w, radius, weight=None, keep=True):
+        """``(clipped, outside, Σ weight·log_c x̃ or None, scale)`` from the records' eigen-pairs in
+        the centre's frame: ``ρ = ‖log w‖``, and every record rebuilt as
+        ``c^½ U diag(w^min(1, r/ρ)) Uᵀ c^½``, inside the ball or not (the work must not depend on
+        how many are clipped); ``x`` where the record was inside."""
         rho = np.sqrt(np.sum(log_w**2, axis=-1))
         outside = ~(rho <= radius)
         scale = _clip_scale(rho, radius)
-        # every record is rebuilt, inside the ball or not: the work must not depend on how many are clipped
-        rebuilt = sym(s @ eig_apply(u, np.exp(log_w * scale[..., None])) @ s)
-        out = select(outside[..., None, None], rebuilt, x)
-        return out, outside, (s, u, log_w, scale)
+        s = frame.s
+        out = None
+        if keep:
+            out = select(outside[..., None, None], sym(s @ eig_apply(u, np.exp(log_w * scale[..., None])) @ s), x)
+        total = None if weight is None else sym(s @ eig_weighted_sum(u, log_w * (weight * scale)[:, None]) @ s)
+        return out, outside, total, scale
 
     def inner(self, p, u, v):
         p = np.asarray(p, float)
@@ -641,6 +709,30 @@ class SPDLogEuclidean(_SPD):
 
     def log_volume_ratio(self, rho):
         return np.zeros_like(np.asarray(rho, dtype=float))
+
+    @staticmethod
+    def _eigen_frame(center):
+        """``Logm c`` and the centre's own eigen-pair (records are decomposed as they are)."""
+        w, u = np.linalg.eigh(center)
+        return _Frame(log=eig_apply(u, np.log(w)), w=w, u=u)
+
+    @staticmethod
+    def _whiten(frame, x):
+        return x
+
+    @staticmethod
+    def _clip_eigen(frame, x, u, log_w, radius, weight=None, keep=True):
+        """As ``SPDAffineInvariant._clip_eigen`` in log coordinates: ``v = Logm x − Logm c``,
+        ``ρ = ‖v‖_F``, every record rebuilt as ``Expm(Logm c + min(1, r/ρ) v)`` when ``keep``."""
+        v = eig_apply(u, log_w) - frame.log
+        rho = np.sqrt(np.sum(v * v, axis=(-2, -1)))
+        outside = ~(rho <= radius)
+        scale = _clip_scale(rho, radius)
+        out = None
+        if keep:
+            out = select(outside[..., None, None], expm_sym(frame.log + scale[:, None, None] * v), x)
+        total = None if weight is None else np.tensordot(weight * scale, v, axes=(0, 0))
+        return out, outside, total, scale
 
     # -- capability: Logm is an isometry onto R^dim -------------------------------------------
     flat_chart = True

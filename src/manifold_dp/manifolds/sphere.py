@@ -202,7 +202,7 @@ class Sphere(Manifold):
 
     records_order = "F"  # prepared records column-major: the passes' products run along the records
 
-    def prepare_block(self, X, center, radius, weight, log_sum=True):
+    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True):
         """One block of ``privacy.release.prepare_records`` in fused vector passes (the generic
         path's results to rounding): ``(records, finite, ok, moved, Σ weight·log_center x̃_i)``
         (the sum ``None`` when ``log_sum`` is false: no ``arctan2`` then).

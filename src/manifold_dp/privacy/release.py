@@ -555,7 +555,7 @@ def _prepare_chunk(manifold, X, center, radius, weight, keep=True, log_sum=True)
     """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``
     (``records`` is ``None`` when ``keep`` is false: the clipped records are not built; the sum
     may be ``None`` when ``log_sum`` is false)."""
-    fused = manifold.prepare_block(X, center, radius, weight, log_sum) if keep else None
+    fused = manifold.prepare_block(X, center, radius, weight, log_sum, keep)
     if fused is not None:
         return fused
     points, finite, ok = _validity(manifold, X)
