@@ -232,8 +232,11 @@ def minimal_spd2_laplace(sigma, rng):
 
 def bench_single_draws(tab, quick, rng, out):
     """One draw per call: ``law.sample(η)`` (checks ``η`` every call, keeps nothing) and
-    ``law.at(η).sample()`` (``η`` checked and decomposed once: audits and simulations)."""
-    repeat = 2000 if quick else 20000
+    ``law.at(η).sample()`` (``η`` checked and decomposed once: audits and simulations); timed in
+    pairs of 100 calls of each side (``_paired``: microsecond medians taken seconds apart swung
+    2–4× with the load of the shared machine)."""
+    pairs = 20 if quick else 200
+    batch = lambda fn: (lambda: [fn() for _ in range(100)])  # 100 calls per timed side of a pair
     s2 = Sphere(2)
     spd = SPDAffineInvariant(2)
     sigma2 = 0.1 / spd.laplace_integrability_constant
@@ -241,12 +244,13 @@ def bench_single_draws(tab, quick, rng, out):
             ("spd2", "SPD-AI(2) Laplace (σ = 0.1/c₂)", RiemannianLaplace(spd, sigma2), np.eye(2),
              lambda: minimal_spd2_laplace(sigma2, rng)))
     for key, what, law, eta, minimal in rows:
-        floor, _ = _median(minimal, repeat, warmup=100)
-        ours, _ = _median(lambda: law.sample(eta, rng=rng), repeat, warmup=100)
-        out[f"{key}_sample"] = _row(tab, f"{what}, one `sample(η)` call", ours, floor, 5, "a minimal exact sampler")
+        ours, floor, ratio, _ = _paired(batch(lambda: law.sample(eta, rng=rng)), batch(minimal), pairs, floor_threads=False)
+        out[f"{key}_sample"] = _row(tab, f"{what}, one `sample(η)` call", ours / 100, floor / 100, 5,
+                                    "a minimal exact sampler", ratio)
         bound = law.at(eta)
-        ours, _ = _median(lambda: bound.sample(rng=rng), repeat, warmup=100)
-        out[f"{key}_bound_sample"] = _row(tab, f"{what}, one draw of `law.at(η)`", ours, floor, 5, "a minimal exact sampler")
+        ours, floor, ratio, _ = _paired(batch(lambda: bound.sample(rng=rng)), batch(minimal), pairs, floor_threads=False)
+        out[f"{key}_bound_sample"] = _row(tab, f"{what}, one draw of `law.at(η)`", ours / 100, floor / 100, 5,
+                                          "a minimal exact sampler", ratio)
 
 
 def bench_floor(tab, quick, rng):
