@@ -440,6 +440,28 @@ def test_record_preparation_does_the_same_work_for_neighbours(name, keep):
     assert traces[0] == traces[1] == traces[2] == traces[3]
 
 
+@pytest.mark.parametrize("metric", [SPDAffineInvariant, SPDLogEuclidean])
+@pytest.mark.parametrize("scale", [1e308, -1e308, 1e300])
+def test_spd_record_whose_frame_image_overflows_is_replaced_not_fatal(metric, scale):
+    """A finite record such as ``1e308·I`` overflowed when symmetrised or whitened, and its ``eigh``
+    raised: one record made the whole affine-invariant release fail (ε = ∞ between it and its
+    neighbour; found while reviewing the fused SPD preparation, pre-existing). It is now replaced by
+    the centre when its image is not finite, and otherwise prepared like any record."""
+    m = metric(3)
+    rng = np.random.default_rng(11)
+    center = m.random_point(m.origin, 0.3, rng=rng)
+    D = m.random_point(center, 0.2, size=12, rng=rng)
+    hostile = D.copy()
+    hostile[4] = scale * np.eye(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for X in (D, hostile):
+            release = private_frechet_mean(X, m, center=center, radius=0.5, epsilon=1.0, rng=0)
+            assert m.check_point(release.point)[0]
+        counts = prepare_records(m, hostile, center, 0.5)[1]
+    assert counts.non_finite == 0 and counts.off_manifold + counts.clipped == 1
+
+
 def test_sphere_preparation_flushes_subnormal_coordinates():
     """Timing: a record with subnormal coordinates (or coordinates whose squares are subnormal) made
     the float units take their slow path in every pass (an adversary measured ε_LB 3.7 at a claimed

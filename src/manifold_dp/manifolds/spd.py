@@ -179,8 +179,11 @@ class _SPD(Manifold):
         block to a second decomposition (the generic check's fast path: one non-positive-definite
         record made a 300-record SPD(10) release 9 % slower, a timing channel). Non-finite records
         become the centre before anything else; the rest are symmetrised, seen in the centre's
-        frame (``_eigen_frame``) and decomposed once. A record is kept when it was symmetric to
-        ``POINT_ATOL`` (relative) and its eigenvalues there pass ``_eigenvalues_positive`` —
+        frame (``_eigen_frame``) and decomposed once (a record whose image there is not finite
+        in float64, such as ``1e308·I`` whose symmetrisation overflows, is decomposed as the
+        centre: before, its ``eigh`` raised and the whole release failed for one record). A record
+        is kept when it was symmetric to ``POINT_ATOL`` (relative), its image finite, and its
+        eigenvalues there pass ``_eigenvalues_positive`` —
         the test of the generic check's exact path, on the matrix whose logarithm is taken (the
         whitened record; congruence keeps positive definiteness). The others take the centre's
         eigen-pair and become the centre, exactly; then the clip, the rebuilt records (every one)
@@ -197,8 +200,10 @@ class _SPD(Manifold):
             symmetric = self._symmetric(x, POINT_ATOL)[0]
             xs = sym(x)
             frame = self._eigen_frame(center)
-            w, u = np.linalg.eigh(self._whiten(frame, xs))
-            ok = finite & symmetric & _eigenvalues_positive(w, k)
+            y = self._whiten(frame, xs)
+            seen = finite_rows(y.reshape(n, k * k), 1)  # finite records whose frame image overflows (1e308·I)
+            w, u = np.linalg.eigh(select(seen[:, None, None], y, np.diag(frame.w)))
+            ok = finite & seen & symmetric & _eigenvalues_positive(w, k)
             w = select(ok[:, None], w, frame.w)
             u = select(ok[:, None, None], u, frame.u)
             log_w = np.log(w)
