@@ -462,6 +462,41 @@ def test_spd_record_whose_frame_image_overflows_is_replaced_not_fatal(metric, sc
     assert counts.non_finite == 0 and counts.off_manifold + counts.clipped == 1
 
 
+# finite records on which LAPACK's eigh did not converge (found by helper-2): asymmetric, and symmetric indefinite
+EIGH_BREAKERS = [np.array([[8.832e-078, -1.667e+189, -6.527e-053, 1.836e+222], [-5.862e+305, -1.140e+048, -8.137e+101, 3.519e-194],
+                           [8.935e-220, -2.091e-070, -4.006e-144, 4.174e-031], [-2.492e-211, -3.881e+098, 6.600e+017, 7.015e-209]]),
+                 np.array([[2.31399934e-232, -1.25304971e-017, 5.76842287e+281, -1.27650579e+075],
+                           [-1.25304971e-017, -4.81430986e-169, -5.07162210e-014, -7.86643830e-035],
+                           [5.76842287e+281, -5.07162210e-014, 6.59248134e-302, -9.46637213e-038],
+                           [-1.27650579e+075, -7.86643830e-035, -9.46637213e-038, -1.42867041e+061]])]
+
+
+@pytest.mark.parametrize("metric", [SPDAffineInvariant, SPDLogEuclidean])
+@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("scale", [1.0, 1e50])
+def test_spd_record_on_which_eigh_fails_is_replaced_not_fatal(metric, which, scale):
+    """One finite record whose entries span 1e-302…1e305 made ``eigh`` raise ("did not converge"),
+    and the release with it (the fused preparation passed it to ``eigh`` as given; helper-2). Images
+    are now scaled by a power of two and their entries below ``2^−100`` rounded off first: the
+    release succeeds and the record becomes the centre; the neighbour's trace is the same."""
+    m = metric(4)
+    center = scale * np.eye(4)
+    rng = np.random.default_rng(0)
+    D = np.array([center * np.exp(0.1 * rng.standard_normal()) for _ in range(30)])
+    hostile = D.copy()
+    hostile[7] = EIGH_BREAKERS[which]
+    if which == 1:
+        with pytest.raises(np.linalg.LinAlgError):
+            np.linalg.eigh(EIGH_BREAKERS[1])  # the breaker still breaks LAPACK as given
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for X in (D, hostile):
+            assert m.check_point(private_frechet_mean(X, m, center=center, radius=0.5, epsilon=1.0, rng=0).point)[0]
+        assert prepare_records(m, hostile, center, 0.5)[1].off_manifold == 1
+        traces = [_call_trace(lambda X=X: prepare_records(m, X, center, 0.5)) for X in (D, hostile)]
+    assert traces[0] == traces[1]
+
+
 def test_sphere_preparation_flushes_subnormal_coordinates():
     """Timing: a record with subnormal coordinates (or coordinates whose squares are subnormal) made
     the float units take their slow path in every pass (an adversary measured ε_LB 3.7 at a claimed
