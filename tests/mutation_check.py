@@ -174,7 +174,7 @@ MUTATIONS = {
                                   "the log by matrix products one series term short of its claimed bound"),
     "spd-log-band-g-dropped": ("manifolds/spd.py", "return plan, float(np.sqrt(k) * plan.bound)", "return plan, 0.0",
                                "the certified Newton steps ignore the error of the logs by matrix products"),
-    "spd-prep-unscaled-eigh": ("manifolds/spd.py", "            y = np.ldexp(y, -exponent[:, None, None])\n            y += SCALED_FLUSH\n            y -= SCALED_FLUSH\n",
+    "spd-prep-unscaled-eigh": ("manifolds/spd.py", "            y += flush  # no entry turns subnormal on the way\n            y -= flush\n            y *= np.ldexp(1.0, -exponent)[:, None, None]\n",
                                "            exponent = 0 * exponent\n",
                                "SPD preparation hands eigh the records' images as they are (one hostile record fails the release)"),
     "spd-coarse-log-g-of-full": ("manifolds/spd.py", "truncation[order] + rounding + lift * g_tol, costs[order] - saved, g_tol))",

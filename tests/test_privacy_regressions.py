@@ -441,7 +441,7 @@ def test_record_preparation_does_the_same_work_for_neighbours(name, keep):
 
 
 @pytest.mark.parametrize("metric", [SPDAffineInvariant, SPDLogEuclidean])
-@pytest.mark.parametrize("scale", [1e308, -1e308, 1e300])
+@pytest.mark.parametrize("scale", [1e308, -1e308, 1e300, 5e-324, 0.0])
 def test_spd_record_whose_frame_image_overflows_is_replaced_not_fatal(metric, scale):
     """A finite record such as ``1e308·I`` overflowed when symmetrised or whitened, and its ``eigh``
     raised: one record made the whole affine-invariant release fail (ε = ∞ between it and its
