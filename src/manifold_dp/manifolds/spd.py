@@ -190,8 +190,10 @@ class _SPD(Manifold):
         definiteness; a record so ill-conditioned there that ``eigh`` cannot resolve its smallest
         eigenvalue is far from the centre and clipped, which needs no accuracy). This is
         ``belongs``' notion (``λmin > k·ε·λmax`` on the record itself) except at float64's edge,
-        where the two can differ for records of condition above ~1e15 (``strict=True`` refuses by
-        ``belongs``). The others take the centre's
+        where the two can differ: records of condition above ~1e15 (in the frame or on their own),
+        and images whose entries lie below ~2^−1000, which the floored scale rounds to 0 and
+        replaces even when well conditioned (``1e−320·I``). ``strict=True`` refuses by
+        ``belongs``. The others take the centre's
         eigen-pair and become the centre, exactly; then the clip, the rebuilt records (every one)
         and the sum of logs as in ``clip_and_log_sum``. ``None`` (the generic path) for a block of
         another shape."""
