@@ -294,11 +294,23 @@ class Manifold:
 
     records_order = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
 
-    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True):
+    def prepare_rows(self, rows, log_sum=True):
+        """Records per block of ``privacy.release.prepare_records`` (``rows`` its default, which
+        bounds the temporaries of the numpy passes; ``log_sum`` as in ``prepare_block``); a space
+        whose pass needs fewer temporaries may take more."""
+        return rows
+
+    def centred_start_stats(self, block, center, weight):
+        """``mean_start_stats`` of ``block − center`` with every weight ``weight``: the extrinsic
+        start's statistics around the centre, from a block of prepared records."""
+        return self.mean_start_stats(np.asarray(block) - np.asarray(center, self.dtype), np.full(len(block), weight))
+
+    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True, out=None):
         """A space's fused pass for one block of ``privacy.release.prepare_records``, or ``None``
         (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``); with ``log_sum``
         false it may return ``None`` for the sum of logs, with ``keep`` false ``None`` for the
-        records (only their log sum is needed: flat charts)."""
+        records (only their log sum is needed: flat charts). ``out``: where the caller keeps the
+        block's records; a space may write them there and return ``out`` itself (no copy)."""
         return None
 
     def newton_constants(self, radius, n):

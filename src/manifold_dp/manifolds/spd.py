@@ -174,7 +174,7 @@ class _SPD(Manifold):
         return sym(np.asarray(x, dtype=float))
 
     @blas_limited
-    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True):
+    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True, out=None):
         """One block of ``privacy.release.prepare_records`` from one ``eigh`` per record, with the
         same operations for every record: no Cholesky whose failure on one record sends its whole
         block to a second decomposition (the generic check's fast path: one non-positive-definite

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import as_generator
-from . import angle_series
+from . import angle_series, sphere_kernels
 from .base import POINT_ATOL, Manifold, NewtonConstants, sn_over
 from .euclidean import _check_dim
 
@@ -22,6 +22,7 @@ PAIR_BLOCK = 1 << 14  # (points × records) pairs per block where many points me
 NEWTON_BLOCK = 12288  # records per block of a Newton pass: its temporaries (96 KiB each) stay under glibc's mmap threshold ...
 NEWTON_BLOCK_BYTES = 1 << 21  # ... and fewer in high dimension: the weighted records of a block stay within this
 SERIES_DEGREES = (2, 3, 4, 5, 7, 9, 11, 14, 18)  # degrees of the passes by power series (NewtonConstants.cheaper)
+COMPILED_PREPARE_ROWS = 1 << 16  # records per block of the compiled preparation (3 bytes of flags each)
 GRAM_DOTS_MAX = 4  # up to this many coordinates a pass's weighted Gram matrix is taken entry by entry
 ANTIPODAL_COS, ANTIPODAL_SIN = math.cos(1e-7), math.sin(1e-7)  # a record within 1e-7 of the antipode is antipodal
 SINGLE_FLOAT_MAX_SIZE = 64  # one point up to this many coordinates is checked and drawn around with Python floats
@@ -200,9 +201,25 @@ class Sphere(Manifold):
         """``Σ w_i x_i`` of a block: one matrix–vector product along the records."""
         return np.asarray(block).T @ np.asarray(weights, float)
 
+    def prepare_rows(self, rows, log_sum=True):
+        """The compiled pass (``log_sum`` false) has no temporaries but three flags per record."""
+        compiled = self.dim == 2 and not log_sum and sphere_kernels.kernels() is not None
+        return max(rows, COMPILED_PREPARE_ROWS) if compiled else rows
+
+    def centred_start_stats(self, block, center, weight):
+        """``weight · Σ (x_i − center)`` of prepared records (contiguous columns ``(m, 3)``: one
+        compiled loop, ``sphere_kernels``), else the generic differences."""
+        compiled = sphere_kernels.kernels() if block.shape[1:] == (3,) and block.dtype == float and block.strides[0] == 8 \
+            else None
+        if compiled is None:
+            return super().centred_start_stats(block, center, weight)
+        acc = np.zeros(3)
+        compiled.centred_sum(block[:, 0], block[:, 1], block[:, 2], np.asarray(center, float), acc)
+        return acc * weight
+
     records_order = "F"  # prepared records column-major: the passes' products run along the records
 
-    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True):
+    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True, out=None):
         """One block of ``privacy.release.prepare_records`` in fused vector passes (the generic
         path's results to rounding): ``(records, finite, ok, moved, Σ weight·log_center x̃_i)``
         (the sum ``None`` when ``log_sum`` is false: no ``arctan2`` then).
@@ -236,6 +253,23 @@ class Sphere(Manifold):
         # take the centre's coordinates, and their tiny products in later passes would be subnormal (timing)
         center = center * (np.abs(center) >= R * TINY)
         u, (n, k) = center / R, X.shape
+        a = radius / R
+        sin_a, cos_a = math.sin(a), math.cos(a)
+        # the fixed direction of log at the antipode (_fixed_direction, for one point)
+        cl = center.tolist()
+        j = min(range(k), key=lambda i: abs(cl[i]))
+        fixed = [-(cl[j] * ci) / R**2 for ci in cl]
+        fixed[j] += 1.0
+        fixed = np.array(fixed) / math.sqrt(math.fsum(f * f for f in fixed))
+        compiled = sphere_kernels.kernels() if k == 3 and not log_sum else None
+        if compiled is not None:  # the same pass compiled, bit for bit (sphere_kernels)
+            if out is None or out.shape != (n, k) or out.dtype != float or out.strides[0] != 8:  # columns contiguous
+                out = np.empty((k, n)).T
+            finite, ok, moved = np.empty(n, bool), np.empty(n, bool), np.empty(n, bool)
+            compiled.prepare(np.ascontiguousarray(X).reshape(-1), out[:, 0], out[:, 1], out[:, 2], finite, ok, moved, u,
+                        (R * sin_a) * fixed, R, cos_a, sin_a, ANTIPODAL_COS, ANTIPODAL_SIN, R * TINY, POINT_ATOL,
+                        R * SCALE_FLOOR, DOUBLE_MAX)
+            return out, finite, ok, moved, None
         with np.errstate(all="ignore"):
             # our copy, coordinates × records (every product below runs along contiguous rows of records);
             # W is reused for every other array of that size
@@ -258,17 +292,9 @@ class Sphere(Manifold):
             np.subtract(Y, W, out=W)  # ‖x‖ times the part orthogonal to the centre
             s = np.sqrt(_row_reduce(np.add, np.square(W, out=W)), out=nrm) if not log_sum else \
                 np.sqrt(np.einsum("ij,ij->j", W, W))  # ‖x‖ sin θ (W itself is read again for the log sum)
-            a = radius / R
-            sin_a, cos_a = math.sin(a), math.cos(a)
             # θ > b ⇔ ‖x‖ sin(θ − b) = s cos b − along sin b > 0 (θ, b ∈ [0, π]); invalid records (0, 0) are neither
             moved = s * cos_a > along * sin_a
             ahead = s * ANTIPODAL_COS + along * ANTIPODAL_SIN >= 0.0  # not antipodal: there log_center is not unique
-            # the fixed direction of log at the antipode (_fixed_direction, for one point)
-            cl = center.tolist()
-            j = min(range(k), key=lambda i: abs(cl[i]))
-            fixed = [-(cl[j] * ci) / R**2 for ci in cl]
-            fixed[j] += 1.0
-            fixed = np.array(fixed) / math.sqrt(math.fsum(f * f for f in fixed))
             out_f = moved.astype(float)
             inv_s = ahead / np.maximum(s, R * SCALE_FLOOR)  # 1/(‖x‖ sin θ), 0 at the antipode; finite everywhere
             total = None
@@ -361,6 +387,14 @@ class Sphere(Manifold):
         if series and not (isinstance(order, (int, np.integer)) and 0 <= order <= angle_series.MAX_DEGREE):
             raise ValueError(f"order must be a series degree in [0, {angle_series.MAX_DEGREE}], got {order!r}")
         equal = w.ndim == 0
+        compiled = sphere_kernels.kernels() if series and equal and k == 3 else None
+        if compiled is not None:  # the same sums, one compiled loop (sphere_kernels); Σ f (y − Ru) = R Σ f (y/R − u)
+            acc, (a, b) = np.zeros(11), angle_series.coefficients(order)
+            compiled.newton(order)(*(np.ascontiguousarray(X[:, j]) for j in range(3)), u * (-0.5 / R), R * u, a, b, acc)
+            acc *= w
+            g = acc[:3] / R
+            A = np.array([[acc[3], acc[4], acc[5]], [acc[4], acc[6], acc[7]], [acc[5], acc[7], acc[8]]]) / (R * R)
+            return R * g + (2.0 * acc[10]) * x, A + (acc[9] - 2.0 * acc[10]) * np.eye(k)
         # the sum of logs around u: Σ f_i (y_i − cos θ_i u) = Σ f_i (y_i − u) + 2 (Σ f_i z_i) u, z = (1 − cos θ)/2, whose
         # terms are of the records' distance to u (a sum of the f_i y_i themselves rounds at ε per term, which for
         # a small ball is more than the certificate's float error allows)

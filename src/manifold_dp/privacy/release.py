@@ -532,30 +532,31 @@ def prepare_records(manifold, X, center, radius, keep=True, log_mean=True):
     shape = ((n if keep else 0),) + tuple(manifold.point_shape)
     out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
+    rows = manifold.prepare_rows(rows, log_mean)
     log_sum, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
     # the extrinsic start of the certified mean's Newton steps, where it takes them (public: radius, n)
     newton = None if manifold.flat_chart else manifold.newton_constants(radius, n)
     start_stats = 0.0 if keep and newton is not None and newton.extrinsic is not None else None
     for start in range(0, n, rows):
+        dest = out[start:start + rows] if keep else None
         block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n, keep,
-                                                        log_mean)
-        if keep:
-            out[start:start + rows] = block
+                                                        log_mean, dest)
+        if keep and block is not dest:
+            dest[...] = block
         log_sum = None if part is None else log_sum + part
         if start_stats is not None:  # around the centre: the records are within r of it (rounding ε·r, not ε·R)
-            start_stats = start_stats + manifold.mean_start_stats(block - np.asarray(center, manifold.dtype),
-                                                                  np.full(len(block), 1.0 / n))
+            start_stats = start_stats + manifold.centred_start_stats(block, center, 1.0 / n)
         non_finite += len(finite) - int(np.count_nonzero(finite))
         off_manifold += int(np.count_nonzero(finite & ~ok))
         clipped += int(np.count_nonzero(moved))
     return PreparedRecords(out, center, log_sum, start_stats, radius), RecordCounts(int(n), non_finite, off_manifold, clipped)
 
 
-def _prepare_chunk(manifold, X, center, radius, weight, keep=True, log_sum=True):
+def _prepare_chunk(manifold, X, center, radius, weight, keep=True, log_sum=True, out=None):
     """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``
     (``records`` is ``None`` when ``keep`` is false: the clipped records are not built; the sum
-    may be ``None`` when ``log_sum`` is false)."""
-    fused = manifold.prepare_block(X, center, radius, weight, log_sum, keep)
+    may be ``None`` when ``log_sum`` is false; ``records`` may be ``out`` itself, written in place)."""
+    fused = manifold.prepare_block(X, center, radius, weight, log_sum, keep, out)
     if fused is not None:
         return fused
     points, finite, ok = _validity(manifold, X)
