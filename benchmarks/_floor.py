@@ -46,7 +46,15 @@ def blas_setting():
         setting = describe()
     except ImportError:
         BLAS_THREADS, setting = None, "no library thread limit (before issue 15)"
-    return f"BLAS: {', '.join(libs) or 'none found'}; manifold_dp: {setting}", BLAS_THREADS
+    try:
+        from manifold_dp.manifolds.sphere_kernels import kernels
+
+        import numba
+
+        jit = f"S² passes compiled (numba {numba.__version__})" if kernels() is not None else "S² passes in numpy"
+    except ImportError:
+        jit = "S² passes in numpy (numba not installed)"
+    return f"BLAS: {', '.join(libs) or 'none found'}; manifold_dp: {setting}; {jit}", BLAS_THREADS
 
 
 def _median(fn, repeat, warmup=1):

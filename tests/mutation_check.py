@@ -26,7 +26,7 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
-         "tests/test_sphere_series.py"]
+         "tests/test_sphere_series.py", "tests/test_sphere_kernels.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -202,6 +202,11 @@ MUTATIONS = {
                                 "the certified Newton steps ignore the gradient error of the sphere's series passes"),
     "sphere-series-half-range": ("manifolds/sphere.py", "z_max = float(np.sin(half) ** 2", "z_max = float(np.sin(half / 2) ** 2",
                                  "the sphere's series bounded on half the distances a ball holds"),
+    "sphere-kernel-no-clip": ("manifolds/sphere_kernels.py", "    of = 1.0 if mv else 0.0\n", "    of = 0.0\n",
+                              "the compiled S² preparation leaves records outside the ball"),
+    "sphere-kernel-series-short": ("manifolds/sphere_kernels.py", "for j in range(top - 1, -1, -1):",
+                                   "for j in range(top - 2, -1, -1):",
+                                   "the compiled S² Newton pass evaluates its series one term short"),
     "gdp-slack-not-charged": ("privacy/measurements.py", "            if self.gdp_slack > 0:\n",
                               "            if False:\n", "the μ-GDP tail slack not charged to the accountant"),
 }
