@@ -146,3 +146,26 @@ def test_disabled_or_missing_numba_falls_back_and_import_never_loads_it():
                "print(sys.modules.get('numba') is not None)")
     assert subprocess.run([sys.executable, "-c", "import sys; sys.modules['numba'] = None; " + release],
                           capture_output=True, text=True, check=True, env=env).stdout.split() == ["False"]
+
+
+@pytest.mark.parametrize("R", [2.0**-500, 2.0**-150, 2.0**150, 2.0**500])
+def test_compiled_newton_pass_is_not_taken_far_from_radius_one(R, monkeypatch):
+    """The compiled pass multiplies prepared coordinates as they are: far from ``R = 1`` products of
+    two coordinates could be subnormal (a slow float path: timing) or overflow; there the numpy
+    pass, which normalises the records first, runs (within ``UNSCALED_RADII`` it is the compiled one)."""
+    from manifold_dp.manifolds.sphere import UNSCALED_RADII
+
+    class Refusing:
+        def newton(self, degree):
+            raise AssertionError("the compiled Newton pass ran")
+
+    S = Sphere(2, radius=R)
+    c, r = S.origin, 0.3 * R
+    X, _ = prepare_records(S, S.exp(c, S.random_unit_tangent(c, 50, rng=0) * 0.2 * R), c, r)
+    x = S.exp(c, 0.1 * R * S.random_unit_tangent(c, rng=1))
+    monkeypatch.setattr(sphere_kernels, "kernels", lambda: Refusing())
+    g, A = S.newton_terms(x, X, 1 / 50, ball=r, order=5)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(A))
+    inside = Sphere(2, radius=UNSCALED_RADII[0] * 2)
+    with pytest.raises(AssertionError, match="compiled Newton pass ran"):
+        inside.newton_terms(inside.origin, np.tile(inside.origin, (3, 1)), 1 / 3, ball=0.1 * inside.radius, order=5)

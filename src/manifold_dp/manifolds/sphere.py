@@ -387,7 +387,10 @@ class Sphere(Manifold):
         if series and not (isinstance(order, (int, np.integer)) and 0 <= order <= angle_series.MAX_DEGREE):
             raise ValueError(f"order must be a series degree in [0, {angle_series.MAX_DEGREE}], got {order!r}")
         equal = w.ndim == 0
-        compiled = sphere_kernels.kernels() if series and equal and k == 3 else None
+        # the compiled pass takes the records as they are (no division by R): within UNSCALED_RADII every product of
+        # two prepared coordinates (each 0 or ≥ R·2⁻³⁰⁰) is a normal number; outside, the numpy pass normalises first
+        unscaled = UNSCALED_RADII[0] <= R <= UNSCALED_RADII[1]
+        compiled = sphere_kernels.kernels() if series and equal and k == 3 and unscaled else None
         if compiled is not None:  # the same sums, one compiled loop (sphere_kernels); Σ f (y − Ru) = R Σ f (y/R − u)
             acc, (a, b) = np.zeros(11), angle_series.coefficients(order)
             compiled.newton(order)(*(np.ascontiguousarray(X[:, j]) for j in range(3)), u * (-0.5 / R), R * u, a, b, acc)
