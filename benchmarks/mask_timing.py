@@ -3,8 +3,9 @@ Timing (c)): ``python benchmarks/mask_timing.py``.
 
 numpy's masked selects take longer the more mixed their mask is; a release's preparation should
 cost the same whatever fraction of records is invalid (NaN) or clipped. Prints, per manifold, the
-median time of ``prepare_records`` on clean records, with half of them NaN, and with half of them
-outside the ball (random positions), and the relative differences."""
+median time of ``prepare_records`` on clean records, with half of them NaN, with half of them
+outside the ball, and with half of them holding a subnormal coordinate (random positions), and the
+relative differences."""
 
 import warnings
 
@@ -27,16 +28,18 @@ def main():
         V = m.random_unit_tangent(c, n, rng=rng) * 0.05
         X, far = m.exp(c, V), m.exp(c, V * 20)  # inside the ball, and outside it
         half = rng.random(n) < 0.5
-        nan, clipped = X.copy(), X.copy()
+        nan, clipped, tiny = X.copy(), X.copy(), X.copy()
         nan[half] = np.nan
         clipped[half] = far[half]
+        tiny.reshape(n, -1)[half, 0] = 5e-324  # a subnormal coordinate (flushed: a slow float path if multiplied)
         # with the log mean, and without it (the release from the extrinsic mean: the sphere then takes no arctan2)
         for kw in ({}, {"log_mean": False}) if isinstance(m, Sphere) else ({},):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t = [_median(lambda Y=Y: prepare_records(m, Y, c, RADIUS, **kw), 7)[0] * 1e3 for Y in (X, nan, clipped)]
+                t = [_median(lambda Y=Y: prepare_records(m, Y, c, RADIUS, **kw), 7)[0] * 1e3 for Y in (X, nan, clipped, tiny)]
             print(f"{m!r:36s} n = {n:7,d}{' (no log mean)' if kw else '':14s}: clean {t[0]:7.2f} ms, half NaN {t[1]:7.2f} "
-                  f"ms ({t[1] / t[0] - 1:+.0%}), half clipped {t[2]:7.2f} ms ({t[2] / t[0] - 1:+.0%})")
+                  f"ms ({t[1] / t[0] - 1:+.0%}), half clipped {t[2]:7.2f} ms ({t[2] / t[0] - 1:+.0%}), half with a "
+                  f"subnormal coordinate {t[3]:7.2f} ms ({t[3] / t[0] - 1:+.0%})")
 
 
 if __name__ == "__main__":
