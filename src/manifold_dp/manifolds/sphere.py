@@ -262,7 +262,7 @@ class Sphere(Manifold):
         fixed[j] += 1.0
         fixed = np.array(fixed) / math.sqrt(math.fsum(f * f for f in fixed))
         compiled = sphere_kernels.kernels() if k == 3 and not log_sum else None
-        if compiled is not None:  # the same pass compiled, bit for bit (sphere_kernels)
+        if compiled is not None:  # the same pass compiled (sphere_kernels: the same flags, the same records to rounding)
             if out is None or out.shape != (n, k) or out.dtype != float or out.strides[0] != 8:  # columns contiguous
                 out = np.empty((k, n)).T
             finite, ok, moved = np.empty(n, bool), np.empty(n, bool), np.empty(n, bool)
