@@ -9,7 +9,7 @@ they replace (the numpy path is forced by making ``kernels()`` return ``None``).
 (3) The certified mean of a release (prepared records, public schedule) agrees to 1e-12, also in a
     tiny ball, where rounding is what the certificate budgets.
 (4) ``MANIFOLD_DP_JIT=0`` and a missing numba fall back to numpy; ``import manifold_dp`` never
-    imports numba.
+    imports numba, nor does a release of fewer than ``COMPILED_MIN_RECORDS`` records.
 """
 
 import os
@@ -20,12 +20,21 @@ import numpy as np
 import pytest
 
 from manifold_dp import Sphere
-from manifold_dp.manifolds import angle_series, sphere_kernels
+from manifold_dp.manifolds import sphere as sphere_module
+from manifold_dp.manifolds import sphere_kernels
+from manifold_dp.manifolds.sphere import COMPILED_MIN_RECORDS as THRESHOLD  # before the fixture lowers it
 from manifold_dp.manifolds.sphere import SERIES_DEGREES
 from manifold_dp.privacy.release import prepare_records
 from manifold_dp.stats.frechet import certified_frechet_mean, certified_schedule
 
 EPS = np.finfo(float).eps
+
+
+@pytest.fixture(autouse=True)
+def compiled_on_small_blocks(monkeypatch):
+    """The compiled passes run from ``COMPILED_MIN_RECORDS`` records per block on: here from one
+    (the threshold itself: ``test_a_small_release_never_imports_numba_and_a_large_one_does``)."""
+    monkeypatch.setattr(sphere_module, "COMPILED_MIN_RECORDS", 1)
 
 
 @pytest.fixture
@@ -169,3 +178,45 @@ def test_compiled_newton_pass_is_not_taken_far_from_radius_one(R, monkeypatch):
     inside = Sphere(2, radius=UNSCALED_RADII[0] * 2)
     with pytest.raises(AssertionError, match="compiled Newton pass ran"):
         inside.newton_terms(inside.origin, np.tile(inside.origin, (3, 1)), 1 / 3, ball=0.1 * inside.radius, order=5)
+
+
+def test_a_small_release_never_imports_numba_and_a_large_one_does():
+    """Below ``COMPILED_MIN_RECORDS`` (public: n) the numpy passes run and numba is not imported
+    (its import alone takes longer than the numpy passes of 10⁵ records); from there on the
+    compiled ones do."""
+    env = {k: v for k, v in os.environ.items() if k != "MANIFOLD_DP_JIT"}
+    code = ("import sys, warnings, manifold_dp as m; S = m.Sphere(2); "
+            "X = S.random_point(S.origin, 0.3, size={n}, rng=0); warnings.simplefilter('ignore'); "
+            "m.private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1); "
+            "print(sys.modules.get('numba') is not None)")
+    for n, imported in ((THRESHOLD - 1, "False"), (THRESHOLD, "True")):
+        out = subprocess.run([sys.executable, "-c", code.format(n=n)], capture_output=True, text=True, check=True, env=env)
+        assert out.stdout.split() == [imported], n
+
+
+def test_public_release_is_the_same_on_both_paths(monkeypatch, numpy_path):
+    """Through ``private_frechet_mean`` at the real threshold (n above it, hostile records among
+    ordinary ones, a far centre): the same released point, certificate and warnings, seeded."""
+    import warnings
+
+    from manifold_dp import private_frechet_mean
+
+    monkeypatch.setattr(sphere_module, "COMPILED_MIN_RECORDS", THRESHOLD)
+    S, rng, n = Sphere(2), np.random.default_rng(21), THRESHOLD + 1000
+    c, r = S.project(np.array([-0.4, 0.7, 0.2])), 0.45
+    X = S.exp(c, S.random_unit_tangent(c, n, rng=rng) * rng.uniform(0, 1.5 * r, (n, 1)))
+    X[:317] = _hostile(S, c, r, rng)[300:617]
+
+    def release():
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            out = private_frechet_mean(X, S, center=c, radius=r, epsilon=1.0, rng=5)
+        return out, sorted({type(w.message).__name__ for w in seen})
+
+    fast, fast_warnings = release()
+    assert sphere_kernels.kernels() is not None
+    numpy_path()
+    slow, slow_warnings = release()
+    assert fast_warnings == slow_warnings and "RecordsWarning" in fast_warnings
+    np.testing.assert_allclose(np.asarray(fast.point), np.asarray(slow.point), rtol=0, atol=1e-12)
+    assert fast.certificate == slow.certificate

@@ -294,10 +294,10 @@ class Manifold:
 
     records_order = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
 
-    def prepare_rows(self, rows, log_sum=True):
-        """Records per block of ``privacy.release.prepare_records`` (``rows`` its default, which
-        bounds the temporaries of the numpy passes; ``log_sum`` as in ``prepare_block``); a space
-        whose pass needs fewer temporaries may take more."""
+    def prepare_rows(self, rows, n, log_sum=True):
+        """Records per block of ``privacy.release.prepare_records`` of ``n`` records (``rows`` its
+        default, which bounds the temporaries of the numpy passes; ``log_sum`` as in
+        ``prepare_block``); a space whose pass needs fewer temporaries may take more."""
         return rows
 
     def centred_start_stats(self, block, center, weight):

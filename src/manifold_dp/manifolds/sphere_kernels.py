@@ -27,9 +27,11 @@ Same results, same guarantees:
 - No subnormal number arises: the operands are those of the numpy passes, whose flush (coordinates
   below ``R·2⁻³⁰⁰`` set to 0, ``z ≥ 2⁻⁵⁵`` or 0) keeps every product a normal number.
 
-Disabled by ``MANIFOLD_DP_JIT=0`` (read once, at the first call); numba itself is imported at the
-first release on the 2-sphere, never by ``import manifold_dp``. The first call in a process compiles
-the kernels (or loads them from numba's cache): a cost that depends on the process, not the data.
+Used for blocks of at least ``sphere.COMPILED_MIN_RECORDS`` records (2¹⁵; public, from ``n``):
+importing numba takes ~0.5 s, more than the numpy passes of 10⁵ records, so smaller releases never
+import it. Disabled by ``MANIFOLD_DP_JIT=0`` (read once, at the first call); never imported by
+``import manifold_dp``. The first large release in a process compiles the kernels (or loads them
+from numba's cache): a cost that depends on the process and the public schedule, not the data.
 """
 
 import math

@@ -532,7 +532,7 @@ def prepare_records(manifold, X, center, radius, keep=True, log_mean=True):
     shape = ((n if keep else 0),) + tuple(manifold.point_shape)
     out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
-    rows = manifold.prepare_rows(rows, log_mean)
+    rows = manifold.prepare_rows(rows, n, log_mean)
     log_sum, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
     # the extrinsic start of the certified mean's Newton steps, where it takes them (public: radius, n)
     newton = None if manifold.flat_chart else manifold.newton_constants(radius, n)
