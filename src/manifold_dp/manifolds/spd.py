@@ -227,8 +227,8 @@ class _SPD(Manifold):
             u = select(ok[:, None, None], u, frame.u)
             log_w = np.log(w) + select(ok, exponent * math.log(2.0), 0.0)[:, None]
             base = select(ok[:, None, None], xs, center)
-            out, moved, total, _ = self._clip_eigen(frame, base, u, log_w, radius, weight, keep)
-        return out, finite, ok, moved, total
+            records, moved, total, _ = self._clip_eigen(frame, base, u, log_w, radius, weight, keep)
+        return records, finite, ok, moved, total
 
     def _validate_one(self, x):
         # k = 2 with floats: the checks of ``_checks`` and the Cholesky fast path of
