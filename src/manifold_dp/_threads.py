@@ -4,7 +4,7 @@ The library's linear algebra is many small problems — an ``eigh`` of a ``k × 
 record, ``k ≤ 100`` — for which a multi-threaded BLAS only adds synchronisation. On a loaded
 machine it is far worse than that: OpenBLAS's threads spin while waiting for cores, and one
 ``30 × 30`` ``eigh`` was measured at 23.6 ms (median) instead of 127 µs single-threaded, so
-running times became a matter of luck (issue 15). Functions decorated with ``blas_limited``
+running times became a matter of luck. Functions decorated with ``blas_limited``
 therefore run with BLAS limited to ``BLAS_THREADS`` threads (default 1) and restore the previous
 setting when they return; nesting and concurrent calls are counted, so the limit is set by the
 first entry and lifted by the last exit.

@@ -1,4 +1,4 @@
-"""The papers' experiments (docs/theory.md §6), one module per figure, the new results of issue 16
+"""The papers' experiments (docs/theory.md §6), one module per figure, the new results
 (``composition``, ``mdm``, ``wrapped``, ``tangent_pca``, ``j23_gaussian``: their verdict is our claim,
 ``_findings``), and the report that gathers them.
 
@@ -15,7 +15,7 @@ from . import (composition, j23_gaussian, mdm, r21_f2, r21_sphere, r21_spd, s22_
                u23_f4, wrapped)
 from .report import write_report
 
-# new results of issue 16 come after the reproductions: appending keeps every earlier module's seed
+# the new results come after the reproductions: appending keeps every earlier module's seed
 MODULES = [r21_spd, r21_sphere, r21_f2, s22_f1, s22_kendall, u23_f1, u23_descriptors, u23_f4, composition, mdm, wrapped,
            tangent_pca, j23_gaussian]
 ALIASES = {

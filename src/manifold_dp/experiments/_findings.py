@@ -1,4 +1,4 @@
-"""New results (issue 16): experiments that test a claim of ours, not a paper's figure.
+"""New results: experiments that test a claim of ours, not a paper's figure.
 
 Their verdict is the claim itself, with the numbers this run measured ("new result: …"), not one
 of the reproduction verdicts; the paper's number goes in ``paper_value`` where a paper states one.
@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from ._common import PALETTE, ExperimentResult
 
 PREFIX = "new result: "
-# colours of the mechanisms new in issue 16, distinct from every colour of ``_common.PALETTE``; an entry
+# colours of the mechanisms the reproductions do not use, distinct from every colour of ``_common.PALETTE``; an entry
 # added there later takes precedence (``colour``)
 NEW_MECHANISM_COLOURS = {"riemannian_gaussian": "#882255", "wrapped_laplace": "#44AA99", "wrapped_gaussian": "#999933",
                          "tangent_pca": "#332288"}
 
 
 def colour(mechanism):
-    """The mechanism's colour: ``_common.PALETTE``'s, else the issue-16 one."""
+    """The mechanism's colour: ``_common.PALETTE``'s, else its own new one."""
     return PALETTE.get(mechanism) or NEW_MECHANISM_COLOURS[mechanism]
 
 

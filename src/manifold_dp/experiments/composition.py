@@ -1,4 +1,4 @@
-"""COMP — composing many releases: tight accounting against naive ε summation (issue 16).
+"""COMP — composing many releases: tight accounting against naive ε summation (a new result).
 
 A user who releases k private means of the same data pays for all of them. The releases here are
 tangent Gaussian means on log-Euclidean SPD(3) (the 2023 setup: n = 500, eigenvalues in
@@ -243,7 +243,7 @@ def report(results, config, out_dir):
         f"({'equal to' if worked_ok else 'NOT equal to'} the composed curve); naive summation would have stopped after "
         f"{admitted_naive}. Release errors stayed at ρ_LE ≈ {np.mean(worked['error']):.4f} each (they do not grow "
         "with k: each release pays ε₀; only the total is composed).")
-    paper_value = "new result; no paper number (the issue asks for a worked example)"
+    paper_value = "new result; no paper number (a worked example of composition)"
     paper_cal = "n/a (no paper calibration)"
     certified = (f"k = {kmax}: Gaussian ε = {g['accountant'][-1]:.2f} (PLD {g['pld'][-1]:.2f}, RDP {g['rdp'][-1]:.2f}, "
                  f"naive {g['naive'][-1]:.0f}); Laplace ε = {lap['accountant'][-1]:.2f} (naive {lap['naive'][-1]:.0f})")

@@ -1,4 +1,4 @@
-"""J23 — the Riemannian Gaussian against the Riemannian Laplace (Jiang et al. 2023 setup; issue 16).
+"""J23 — the Riemannian Gaussian against the Riemannian Laplace (Jiang et al. 2023 setup; a new result).
 
 Setup of Jiang, Chang, Liu, Ding, Kong, Jiang (NeurIPS 2023), which follows the 2021 paper: n = 10
 records uniform in polar angle in the cap of radius r = π/8 around the north pole of S², the

@@ -1,4 +1,4 @@
-"""MDM — a private minimum-distance-to-mean classifier against pyRiemann's MDM (issue 16).
+"""MDM — a private minimum-distance-to-mean classifier against pyRiemann's MDM (a new result).
 
 Data: the 8×8 handwritten digits that ship with scikit-learn (1797 images, ten classes), each
 turned into a 9×9 covariance descriptor by the feature map of ``u23_descriptors`` (pixel

@@ -40,7 +40,7 @@ HOW_TO_READ = (
     "mechanism throughout; solid lines are certified, dash-dot lines the paper's calibration where it is still "
     "private (only noisier), dotted lines the paper's calibration where it is not certified, dashed lines "
     "extrapolated; bands are ±2 standard errors of the mean. Experiments whose verdict begins with \"new result\" "
-    "are not reproductions: they test a claim of ours (issue 16), their verdict states that claim with the numbers "
+    "are not reproductions: they test a claim of ours, their verdict states that claim with the numbers "
     "this run measured, and the paper column gives a paper's number only where a paper states one.")
 VERDICT_MEANING = {
     VERDICTS[0]: "the claim holds under the certified calibration",

@@ -1,4 +1,4 @@
-"""TPCA — private tangent PCA: principal angles to the non-private principal subspace against ε (issue 16).
+"""TPCA — private tangent PCA: principal angles to the non-private principal subspace against ε (a new result).
 
 ``private_tangent_pca`` releases a private Fréchet mean μ̃ (half of ε and δ; the tangent Gaussian on
 log-Euclidean SPD, the Riemannian Laplace on Kendall's shape space) and then, by the

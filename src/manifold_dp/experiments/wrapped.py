@@ -1,4 +1,4 @@
-"""WRAP — exponential-wrapped noise against the Riemannian Laplace and the tangent Gaussian (issue 16).
+"""WRAP — exponential-wrapped noise against the Riemannian Laplace and the tangent Gaussian (a new result).
 
 The 2023 setup (U23 Fig. 1): n = 500 SPD(k) matrices with eigenvalues uniform on [e^−¼, e^¼] and
 Haar eigenvectors, k = 2…30, so every record is within r = √k/4 of the identity in both metrics

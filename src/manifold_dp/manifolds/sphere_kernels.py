@@ -3,7 +3,7 @@
 
 Why: in numpy each pass over the records is ~100 whole-array operations, each reading and writing
 ``n`` doubles; where numpy's ``arccos`` is vectorised (AVX-512) one ``arccos(X @ mu)`` takes
-~2 ms per 10⁶ records and those ~100 passes cannot come within 8× of it (issue 15). Here each pass is
+~2 ms per 10⁶ records and those ~100 passes cannot come within 8× of it. Here each pass is
 one loop over the records that keeps a record's coordinates in registers and that the compiler
 vectorises across records.
 
@@ -94,7 +94,7 @@ def _prepare(flat, out0, out1, out2, finite, ok, moved, u, fixed_r, R, a_cos, a_
         # numpy's maximum propagates NaN, and NaN ≤ max is false: finite iff every |x_j| ≤ max
         finite[i] = (a0 <= double_max) & (a1 <= double_max) & (a2 <= double_max)
         # the flush is a select, not the numpy pass's product with 0/1: a multiply with a subnormal operand takes
-        # a slow path on some CPUs (helper-4: +30 ns per such record on Zen 3). NaN is kept (NaN < tiny is
+        # a slow path on some CPUs (+30 ns per such record measured on Zen 3). NaN is kept (NaN < tiny is
         # false: the norm test below fails), and so is the sign of a flushed 0, as in the product
         y0 = math.copysign(0.0, x0) if a0 < tiny else x0
         y1 = math.copysign(0.0, x1) if a1 < tiny else x1
