@@ -357,3 +357,21 @@ def test_slack_events_spend_delta_and_are_validated():
     for bad in (SlackDpEvent(-1e-9), SlackDpEvent(float("nan")), SlackDpEvent(1.0)):
         with pytest.raises(ValueError):
             acc.charge(bad)
+
+
+@pytest.mark.parametrize("make", [lambda: PrivacyAccountant(10**400), lambda: pure_dp_event(10**400),
+                                  lambda: PrivacyAccountant(1.0, 10**400)])
+def test_an_integer_too_large_for_a_float_is_a_value_error_naming_the_parameter(make):
+    with pytest.raises(ValueError, match=r"(epsilon|delta) must be .*characters"):
+        make()
+
+
+def test_an_accountant_cannot_be_copied_into_another_budget():
+    import copy
+    import pickle
+
+    acc = PrivacyAccountant(1.0)
+    with pytest.raises(TypeError, match="own budget"):
+        pickle.dumps(acc)
+    with pytest.raises(TypeError, match="own budget"):
+        copy.deepcopy(acc)

@@ -476,3 +476,35 @@ def test_estimators_are_exported_lazily_from_the_package():
     assert manifold_dp.PrivateMDM is PrivateMDM and manifold_dp.PrivateTangentPCA is PrivateTangentPCA
     with pytest.raises(AttributeError):
         manifold_dp.PrivateNothing
+
+
+def test_an_estimator_holding_an_accountant_refuses_to_be_pickled_and_says_why():
+    import pickle
+
+    from sklearn.model_selection import GridSearchCV
+
+    S = Sphere(2)
+    est = PrivateFrechetMean(S, center=S.origin, radius=0.4, epsilon=0.1, accountant=PrivacyAccountant(10.0))
+    with pytest.raises(TypeError, match=r"PrivacyAccountant cannot be pickled.*n_jobs"):
+        pickle.dumps(est)
+    # joblib wraps the TypeError; the traceback it chains still names the reason
+    X = S.random_point(S.origin, 0.3, size=60, rng=0)
+    search = GridSearchCV(est, {"radius": [0.3, 0.4]}, n_jobs=2, cv=2, scoring=lambda *args: 0.0)
+    with pytest.raises(Exception) as info:
+        search.fit(X)
+    chain, err = [], info.value
+    while err is not None:
+        chain.append(str(err))
+        err = err.__cause__ or err.__context__
+    assert any("PrivacyAccountant cannot be pickled" in text for text in chain)
+
+
+def test_the_import_error_names_an_extra_that_exists():
+    import pathlib
+    import re
+    import tomllib
+
+    source = pathlib.Path(estimators_module.__file__).read_text()
+    extras = tomllib.loads((pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text())
+    named = re.findall(r"manifold_dp\[(\w+)\]", source)
+    assert named and set(named) <= set(extras["project"]["optional-dependencies"])

@@ -25,7 +25,7 @@ try:
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 except ImportError as error:  # pragma: no cover - depends on the environment
-    raise ImportError("manifold_dp.estimators needs scikit-learn >= 1.6: pip install 'manifold_dp[sklearn]'") from error
+    raise ImportError("manifold_dp.estimators needs scikit-learn >= 1.6: pip install 'manifold_dp[estimators]'") from error
 
 from ._random import as_generator
 from .manifolds import REGISTRY
@@ -168,9 +168,12 @@ class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tra
         Public output grid (float-safe post-processing); ``None`` opts out with a warning.
     accountant : PrivacyAccountant or None, default=None
         Charged before the data are read, at every ``fit``. ``clone`` (and so ``GridSearchCV``,
-        ``cross_validate``) shares it with the copies instead of copying the budget.
+        ``cross_validate``) shares it with the copies instead of copying the budget. An
+        accountant cannot be pickled, so an estimator holding one runs with ``n_jobs=1`` only
+        (a worker process would spend a copy of the budget); the ``TypeError`` says so.
     random_state : None, int, SeedSequence or numpy Generator, default=None
-        Source of the noise. ``None``: fresh OS entropy at every fit (secure; use it for real
+        Source of the noise: scikit-learn's name for the ``rng=`` argument of the functions
+        (``private_frechet_mean(..., rng=...)``), with the same meaning. ``None``: fresh OS entropy at every fit (secure; use it for real
         releases). An int or ``SeedSequence``: reproducible, every fit draws the same noise, so
         releases that share it can be differenced to remove it — for tests and experiments only:
         a ``ReleaseWarning`` says so at every fit, and it is refused together with an

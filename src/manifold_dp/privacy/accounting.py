@@ -55,7 +55,7 @@ import math
 import threading
 from dataclasses import dataclass
 
-from .._validation import _is_real, check_delta, check_epsilon, check_positive
+from .._validation import _is_real, _shown, check_delta, check_epsilon, check_positive
 from .calibration import gaussian_delta
 
 __all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "slack_dp_event", "gaussian_epsilon",
@@ -120,7 +120,7 @@ def slack_dp_event(delta):
     profile ``δ + (1 − δ)·δ_μ(ε)`` is ``≥ δ_μ(ε) + τ`` for every ``ε ≥ 0``. The accountant adds the
     ``δ``'s of such events to what it spends (basic composition of the ``(0, δ)`` parts)."""
     if not (_is_real(delta) and 0 < delta < 1):
-        raise ValueError(f"delta must be a real number in (0, 1), got {delta!r}")
+        raise ValueError(f"delta must be a real number in (0, 1), got {_shown(delta)}")
     return SlackDpEvent(float(delta))
 
 
@@ -328,7 +328,7 @@ class PrivacyAccountant:
     def __init__(self, epsilon, delta=0.0, *, adaptive=True):
         self._epsilon = check_epsilon(epsilon)
         if not (_is_real(delta) and 0 <= delta < 1):
-            raise ValueError(f"delta must be a real number in [0, 1), got {delta!r}")
+            raise ValueError(f"delta must be a real number in [0, 1), got {_shown(delta)}")
         if not isinstance(adaptive, bool):
             raise TypeError(f"adaptive must be True or False, got {type(adaptive).__name__}")
         self._delta = float(delta)
@@ -342,6 +342,13 @@ class PrivacyAccountant:
 
     def __repr__(self):
         return f"PrivacyAccountant(epsilon={self._epsilon!r}, delta={self._delta!r}, adaptive={self._adaptive!r})"
+
+    def __getstate__(self):
+        # A copy (another process's, or a deep copy) would spend a budget of its own, and the
+        # releases it admits would never reach this one: refuse rather than overspend.
+        raise TypeError("a PrivacyAccountant cannot be pickled or copied (e.g. sent to joblib workers by "
+                        "GridSearchCV(n_jobs>1)): the copy would spend its own budget, not the shared one; run the "
+                        "releases in one process (n_jobs=1), or give each process an accountant for its share")
 
     @property
     def events(self):
