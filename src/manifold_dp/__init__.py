@@ -1,5 +1,7 @@
 """manifold_dp: differentially private Fréchet means of data on Riemannian manifolds."""
 
+from typing import Any
+
 from .manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
 from .privacy import (
     AutoRadius, InvalidRecordsError, KNormGradient, PrivacyAccountant, PrivateRelease, RecordsWarning, ReleaseWarning,
@@ -21,7 +23,7 @@ __all__ = [
 _ESTIMATORS = ("PrivateFrechetMean", "PrivateTangentPCA", "PrivateMDM")
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     """The estimators (``PrivateFrechetMean``, ``PrivateTangentPCA``, ``PrivateMDM``) need
     scikit-learn: they are imported only when asked for, so that ``import manifold_dp`` never
     imports scikit-learn (``manifold_dp.estimators``)."""

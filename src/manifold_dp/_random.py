@@ -1,13 +1,14 @@
 """Where randomness comes from: OS entropy unless a seed is given on purpose."""
 
 import secrets
+from typing import Any, TypeAlias
 
 import numpy as np
 
-RngLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator  # what ``rng=`` accepts
+RngLike: TypeAlias = None | int | np.integer[Any] | np.random.SeedSequence | np.random.Generator  # what ``rng=`` accepts
 
 
-def as_generator(rng=None):
+def as_generator(rng: RngLike = None) -> np.random.Generator:
     """Return a ``numpy.random.Generator``.
 
     ``None`` seeds a fresh PCG64DXSM stream with 256 bits from the operating system's

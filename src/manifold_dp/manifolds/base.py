@@ -27,11 +27,17 @@ which class a manifold is):
 Everything here broadcasts over leading batch axes.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from .._typing import Array, BoolArray, FloatArray
 
 __all__ = ["sn_over", "space_form_log_volume", "check_order", "select", "finite_rows", "Manifold"]
 
@@ -67,18 +73,18 @@ class NewtonConstants:
     extrinsic: float | None = None
     tangent: float | None = None
     cost: float = 2.0
-    cheaper: tuple = ()
+    cheaper: tuple[tuple[Any, ...], ...] = ()
     order: int | None = None  # the order of ``e`` and ``cost`` (``None``: the exact Hessian)
     g: float = 0.0
 
-    def levels(self):
+    def levels(self) -> list[tuple[Any, ...]]:
         """Every pass a Newton step may take, as ``(order, e, cost, g)``: the cheaper ones first,
         the space's own last (a cheaper entry without its own ``g`` has the space's)."""
         cheaper = [tuple(level) + (self.g,) * (4 - len(level)) for level in self.cheaper]
         return cheaper + [(self.order, self.e, self.cost, self.g)]
 
 
-def select(mask, a, b):
+def select(mask: ArrayLike, a: ArrayLike, b: ArrayLike) -> Array:
     """``np.where(mask, a, b)`` for float or complex arrays without a branch per element: numpy's
     masked selects take longer the more mixed their mask is, i.e. the more records are invalid or
     clipped (a timing channel; docs/security.md, Timing (c)). Bitwise, so NaN and inf pass
@@ -97,17 +103,17 @@ def select(mask, a, b):
     return out.view(float)
 
 
-def finite_rows(x, point_ndim):
+def finite_rows(x: ArrayLike, point_ndim: int) -> BoolArray:
     """Which points of ``x`` (the last ``point_ndim`` axes) have only finite entries, with the same
     work for every point (``np.all`` along short axes stops early on a non-finite entry)."""
     x = np.asarray(x)
     batch = x.shape[:x.ndim - point_ndim]
-    flat = x.reshape(batch + (-1,))
+    flat: Array = x.reshape(batch + (-1,))
     with np.errstate(invalid="ignore"):
-        return (flat * 0) @ np.ones(flat.shape[-1]) == 0
+        return cast(BoolArray, (flat * 0) @ np.ones(flat.shape[-1]) == 0)
 
 
-def sn_over(t, kappa=1.0):
+def sn_over(t: ArrayLike, kappa: float = 1.0) -> FloatArray:
     """``sn_κ(t)/t`` with ``sn_κ(t) = sin(√κ t)/√κ`` (``κ > 0``), ``t`` (``κ = 0``),
     ``sinh(√−κ t)/√−κ`` (``κ < 0``): the Jacobi-field ratio of the space form, with its Taylor
     branch ``1 − κt²/6`` near 0. Its reciprocal is ``t/sin t`` at ``κ = 1``."""
@@ -119,13 +125,13 @@ def sn_over(t, kappa=1.0):
     return np.where(small, 1.0 - kappa * t * t / 6.0, exact) if kappa != 0 else np.ones_like(t)
 
 
-def _clip_scale(rho, radius):
+def _clip_scale(rho: FloatArray, radius: float) -> FloatArray:
     """``min(1, r/ρ)`` record by record (1 inside the ball), without a masked select."""
     with np.errstate(divide="ignore"):
         return np.minimum(1.0, radius / rho)
 
 
-def space_form_log_volume(d, kappa):
+def space_form_log_volume(d: int, kappa: float) -> tuple[Callable[[FloatArray], FloatArray], Callable[[FloatArray], FloatArray]]:
     """``(log J, (log J)')`` on the space form of curvature ``κ``: ``J = sn_κ(ρ)^(d−1)``
     (``ρ``, ``R sin(ρ/R)``, ``sinh(cρ)/c``); ``log sinh`` written so that it never overflows."""
     if d == 1:
@@ -140,7 +146,7 @@ def space_form_log_volume(d, kappa):
             (lambda r: (d - 1) * c / np.tanh(c * r)))
 
 
-def check_order(X, manifold, function):
+def check_order(X: object, manifold: object, function: str) -> None:
     """Every public function takes the records first and the manifold second (sklearn and
     pyRiemann put the data first): a call with the two swapped gets a clear ``TypeError``."""
     if isinstance(X, Manifold) or not isinstance(manifold, Manifold):
@@ -195,117 +201,151 @@ class Manifold:
     (True, 1.570796)
     """
 
-    dtype = np.float64
-    volume_growth_rate = 0.0  # c with log(J(ρ)/ρ^(d−1)) − cρ ≤ 0: shifts the Laplace radius proposal
+    dtype: type[np.float64] | type[np.complex128] = np.float64
+    volume_growth_rate: float = 0.0  # c with log(J(ρ)/ρ^(d−1)) − cρ ≤ 0: shifts the Laplace radius proposal
 
     # -- declared capabilities (defaults; see the module docstring) --------------------------
-    homogeneous = True
-    radial = True
-    laplace_sampler = "radial"
-    flat_chart = False
-    ambient_dim = None
-    max_reach = np.inf  # largest ρ(origin, centre) + r float64 keeps exact enough (hyperbolic)
-    user_point_shapes = ()  # other layouts of one point accepted from users (real landmarks)
+    homogeneous: bool = True
+    radial: bool = True
+    laplace_sampler: str = "radial"
+    flat_chart: bool = False
+    ambient_dim: int | None = None
+    max_reach: float = np.inf  # largest ρ(origin, centre) + r float64 keeps exact enough (hyperbolic)
+    user_point_shapes: tuple[tuple[int, ...], ...] = ()  # other layouts of one point accepted from users (real landmarks)
+
+    if TYPE_CHECKING:  # the geometry every space defines (as a field, a property or a method), and its optional parts
+        @property
+        def dim(self) -> int: ...
+        @property
+        def point_shape(self) -> tuple[int, ...]: ...
+        @property
+        def curvature_bounds(self) -> tuple[float, float]: ...
+        @property
+        def injectivity_radius(self) -> float: ...
+        @property
+        def origin(self) -> Array: ...
+        @property
+        def radial_range(self) -> tuple[float, float]: ...
+        def exp(self, x: ArrayLike, v: ArrayLike) -> Array: ...
+        def log(self, x: ArrayLike, y: ArrayLike) -> Array: ...
+        def inner(self, x: ArrayLike, u: ArrayLike, v: ArrayLike) -> FloatArray: ...
+        def _checks(self, x: Array, atol: float) -> Iterable[tuple[BoolArray, str]]: ...
+        def project(self, x: ArrayLike) -> Array: ...
+        def random_unit_tangent(self, x: ArrayLike, size: int | tuple[int, ...] | None = None, *,
+                                rng: RngLike = None) -> Array: ...
+        # flat charts (``flat_chart``) and Euclidean embeddings (``ambient_dim``)
+        def to_chart(self, x: ArrayLike) -> FloatArray: ...
+        def from_chart(self, z: ArrayLike) -> Array: ...
+        def to_ambient(self, x: ArrayLike) -> FloatArray: ...
+        def from_ambient(self, z: ArrayLike, floor: float | None = ...) -> Array: ...
+        def ambient_radius(self, center: ArrayLike, radius: float) -> float: ...
+        # Newton steps of the certified mean (where ``newton_constants`` gives constants)
+        def newton_terms(self, x: ArrayLike, X: ArrayLike, weights: ArrayLike, ball: Any = None,
+                         order: int | None = ...) -> tuple[Any, ...]: ...
+        def newton_step(self, x: ArrayLike, g: ArrayLike, H: Any) -> Array: ...
+        # one draw of ``exp_p(ρ u)`` with Python floats (where ``single_polar_frame`` gives a frame)
+        def polar_point(self, p: Any, rho: float, rng: np.random.Generator) -> Array: ...
 
     @property
-    def laplace_sigma_limit(self):
+    def laplace_sigma_limit(self) -> float:
         """Largest ``σ`` (exclusive) with an integrable unrestricted Laplace law."""
         c = self.volume_growth_rate
         return 1.0 / c if c > 0 else np.inf
 
-    def log_volume(self, rho):
+    def log_volume(self, rho: ArrayLike) -> FloatArray:
         """``log J(ρ)`` of the polar volume density: ``(d−1) log sn_κ(ρ)`` on a space of constant
         curvature κ (a space that is not must override it, or declare ``radial = False``)."""
         with np.errstate(divide="ignore"):
             return space_form_log_volume(self.dim, self._constant_curvature())[0](np.asarray(rho, float))
 
-    def log_volume_slope(self, rho):
+    def log_volume_slope(self, rho: ArrayLike) -> FloatArray:
         """``d/dρ log J(ρ)``."""
         with np.errstate(divide="ignore"):
             return space_form_log_volume(self.dim, self._constant_curvature())[1](np.asarray(rho, float))
 
-    def _constant_curvature(self):
+    def _constant_curvature(self) -> float:
         lo, hi = self.curvature_bounds
         if lo != hi:
             raise NotImplementedError(f"{self!r} has non-constant curvature: it must define its own log_volume")
         return hi
 
-    def float_error(self, center, radius):
+    def float_error(self, center: ArrayLike, radius: float) -> float:
         """A public bound on the float64 error of distances and clipping near ``B_r(center)``."""
         return 16 * np.finfo(float).eps * (1.0 + radius)
 
-    def ball_problem(self, center, radius):
+    def ball_problem(self, center: ArrayLike, radius: float) -> str | None:
         """Why float64 cannot carry every point of ``B_r(center)`` alike (SPD: condition numbers or
         scales where the check of one matrix would take a path that depends on it), as a message
         quoting public values only; ``None`` when it can (the default)."""
         return None
 
-    def exp_coordinate_offset(self, center):
+    def exp_coordinate_offset(self, center: ArrayLike) -> float | None:
         """How far the centre's coordinates already sit along an ``exp`` that can overflow float64
         (``None``: coordinates are bounded or linear in ``ρ``)."""
         return None
 
-    def grid_scales(self, center, radius, sigma):
+    def grid_scales(self, center: ArrayLike, radius: float, sigma: float) -> tuple[float, float]:
         """``(move, magnitude)`` in array coordinates: how far noise of scale ``σ`` moves a point,
         and the public magnitude of the coordinates (the default output grid rests on both)."""
         scale = float(np.max(np.abs(self.origin)))
         return min(sigma, scale), scale
 
-    def ambient_floor(self, center, radius):
+    def ambient_floor(self, center: ArrayLike, radius: float) -> float:
         """A public floor ``from_ambient`` keeps projected points above (SPD: eigenvalues)."""
         return 1e-12
 
-    def canonical(self, center, points):
+    def canonical(self, center: ArrayLike, points: Array) -> Array:
         """The released representative of each point's class, fixed by public ``center``."""
         return points
 
-    def as_points(self, X):
+    def as_points(self, X: Any) -> Any:
         """Users' layouts (``user_point_shapes``) converted to this manifold's arrays."""
         return X
 
-    def to_user(self, points):
+    def to_user(self, points: Array) -> Array:
         """Points in the layout users read (inverse of ``as_points``)."""
         return points
 
-    def snap(self, points, grid):
+    def snap(self, points: ArrayLike, grid: float) -> Array:
         """Back onto the manifold after rounding to ``grid`` (post-processing of a release)."""
         return self.project(points)
 
-    def mean_start_stats(self, block, weights):
+    def mean_start_stats(self, block: ArrayLike, weights: Array) -> Any:
         """Partial sums of a block for the Fréchet mean's starting point (reduced by ``+``)."""
         return np.tensordot(weights, np.asarray(block), axes=(0, 0))
 
-    def mean_start(self, stats):
+    def mean_start(self, stats: Any) -> Array:
         """The starting point from the reduced partial sums: the extrinsic mean, projected."""
         return self.project(stats)
 
-    def checked_start_stats(self, block, weights):
+    def checked_start_stats(self, block: ArrayLike, weights: Array) -> tuple[tuple[bool, str], Any]:
         """``(check_point(block), mean_start_stats(block, weights))`` in one pass over a block: the
         plain mean's first pass (log-Euclidean SPD shares one ``eigh`` between the two). No sums for
         a block that fails the check (its error is raised instead)."""
         checked = self.check_point(block)
         return checked, (self.mean_start_stats(block, weights) if checked[0] else None)
 
-    def weighted_log_sum(self, x, X, weights):
+    def weighted_log_sum(self, x: ArrayLike, X: ArrayLike, weights: ArrayLike) -> Array:
         """``Σ_i w_i log_x(X_i)`` over the records' axis 0, for one point ``x``: ``−∇F(x)`` of a
         block. Spaces override it to avoid the ``(n, *point_shape)`` table of logs (the sphere
         with two matrix–vector products, affine-invariant SPD in the frame of ``x``)."""
         return np.tensordot(np.asarray(weights, float), self.log(x, np.asarray(X)), axes=(0, 0))
 
-    records_order = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
+    records_order: str = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
 
-    def prepare_rows(self, rows, n, log_sum=True):
+    def prepare_rows(self, rows: int, n: int, log_sum: bool = True) -> int:
         """Records per block of ``privacy.release.prepare_records`` of ``n`` records (``rows`` its
         default, which bounds the temporaries of the numpy passes; ``log_sum`` as in
         ``prepare_block``); a space whose pass needs fewer temporaries may take more."""
         return rows
 
-    def centred_start_stats(self, block, center, weight):
+    def centred_start_stats(self, block: Array, center: ArrayLike, weight: float) -> Any:
         """``mean_start_stats`` of ``block − center`` with every weight ``weight``: the extrinsic
         start's statistics around the centre, from a block of prepared records."""
         return self.mean_start_stats(np.asarray(block) - np.asarray(center, self.dtype), np.full(len(block), weight))
 
-    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True, out=None):
+    def prepare_block(self, X: ArrayLike, center: ArrayLike, radius: float, weight: float, log_sum: bool = True,
+                      keep: bool = True, out: Array | None = None) -> tuple[Any, ...] | None:
         """A space's fused pass for one block of ``privacy.release.prepare_records``, or ``None``
         (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``); with ``log_sum``
         false it may return ``None`` for the sum of logs, with ``keep`` false ``None`` for the
@@ -313,25 +353,25 @@ class Manifold:
         block's records; a space may write them there and return ``out`` itself (no copy)."""
         return None
 
-    def newton_constants(self, radius, n):
+    def newton_constants(self, radius: float, n: int) -> NewtonConstants | None:
         """``NewtonConstants`` for Newton steps of the certified mean on a ball of radius
         ``radius`` holding ``n`` records, or ``None``: no proven constants here, the certified mean
         takes gradient steps only (``stats.frechet.certified_schedule``). A space giving constants
         also gives ``newton_terms`` and ``newton_step`` (the sphere, affine-invariant SPD)."""
         return None
 
-    def weighted_log_sums(self, points, X, weights):
+    def weighted_log_sums(self, points: ArrayLike, X: ArrayLike, weights: Array) -> Array:
         """``Σ_i w_i log_{p_j}(X_i)`` for a batch of points ``(P, *point_shape)`` (KNG's proposals):
         the ``(points × records)`` table of logs, a block of records at a time (bounded memory)."""
         points, X = np.asarray(points), np.asarray(X)
         step = max(GRADIENT_MIN_RECORDS, GRADIENT_BLOCK // max(points.size, 1))
-        out = 0.0
+        out: Any = 0.0
         for i in range(0, X.shape[0], step):
             logs = self.log(points[:, None], X[i:i + step])  # (P, block, *point_shape)
             out = out + np.tensordot(logs, weights[i:i + step], axes=([1], [0]))
-        return out
+        return cast(Array, out)
 
-    def karcher_terms(self, x, X, weights, hessian=False):
+    def karcher_terms(self, x: ArrayLike, X: ArrayLike, weights: ArrayLike, hessian: bool = False) -> tuple[Array, float, Any]:
         """One pass of the plain mean over a block at ``x``: ``(Σ w_i log_x(X_i), max_i ρ(x, X_i),
         hess)``. With ``hessian=True`` a space that can gives ``hess``, the map
         ``v ↦ Σ w_i Hess(½ρ²(·, X_i))(x)[v]`` on ``T_x`` built from the same decompositions (for
@@ -340,7 +380,7 @@ class Manifold:
         far = float(np.max(self.norm(x, v))) if len(v) else 0.0
         return np.tensordot(np.asarray(weights, float), v, axes=(0, 0)), far, None
 
-    def enclosing_lift(self, x, X):
+    def enclosing_lift(self, x: ArrayLike, X: ArrayLike) -> tuple[FloatArray, float, bool, Callable[[FloatArray], Array]] | None:
         """Unit vectors ``Y`` (``(n, D)``, real) with ``ρ(P(c), X_i) ≤ scale·∠(c, Y_i)`` for every
         unit ``c`` (``P(c)`` the point ``c`` stands for), as ``(Y, scale, exact, to_point)``:
         ``exact`` when the bound is an equality, so that the smallest enclosing cap of the ``Y_i``
@@ -349,21 +389,21 @@ class Manifold:
         return None
 
     # -- derived geometry ------------------------------------------------------------------
-    def norm(self, x, v):
+    def norm(self, x: ArrayLike, v: ArrayLike) -> FloatArray:
         """Riemannian norm ``‖v‖_x`` of the tangent vector ``v`` at ``x``; shape ``(...)``."""
         return np.sqrt(np.maximum(self.inner(x, v, v), 0.0))
 
-    def to_tangent_coordinates(self, x, v):
+    def to_tangent_coordinates(self, x: ArrayLike, v: ArrayLike) -> FloatArray:
         """Coordinates ``(..., dim)`` of the tangent vector ``v`` at ``x`` in an orthonormal basis of
         ``T_x M`` (a fixed function of ``x``): ``inner(x, u, v)`` is the dot product of the
         coordinates. Inverse: ``from_tangent_coordinates``."""
         raise NotImplementedError(f"{type(self).__name__} must define to_tangent_coordinates")
 
-    def from_tangent_coordinates(self, x, c):
+    def from_tangent_coordinates(self, x: ArrayLike, c: ArrayLike) -> Array:
         """The tangent vector at ``x`` with orthonormal coordinates ``c`` (``(..., dim)``)."""
         raise NotImplementedError(f"{type(self).__name__} must define from_tangent_coordinates")
 
-    def dist(self, x, y):
+    def dist(self, x: ArrayLike, y: ArrayLike) -> FloatArray:
         """Geodesic distance ``ρ(x, y)``.
 
         Parameters
@@ -380,7 +420,7 @@ class Manifold:
         return self.norm(x, self.log(x, y))
 
     @property
-    def assumption_radius(self):
+    def assumption_radius(self) -> float:
         """``r* = ½ min{inj M, π/(2√κmax)}`` (``inf`` when ``κmax ≤ 0``): a private release needs
         ``radius < r*`` (Assumption 1, docs/theory.md §3)."""
         kmax = self.curvature_bounds[1]
@@ -388,14 +428,14 @@ class Manifold:
         return 0.5 * min(self.injectivity_radius, bound)
 
     # -- points ----------------------------------------------------------------------------
-    def _shape_ok(self, x):
+    def _shape_ok(self, x: Array) -> bool:
         nd = len(self.point_shape)
         return x.ndim >= nd and tuple(x.shape[x.ndim - nd:]) == tuple(self.point_shape)
 
-    def batch_shape(self, x):
+    def batch_shape(self, x: Array) -> tuple[int, ...]:
         return x.shape[: x.ndim - len(self.point_shape)]
 
-    def belongs(self, x, atol=POINT_ATOL):
+    def belongs(self, x: ArrayLike, atol: float = POINT_ATOL) -> BoolArray:
         """Boolean mask over the batch axes: which entries are finite points of the manifold
         (within the relative tolerance ``atol``). Raises ``ValueError`` on a wrong point shape."""
         x = np.asarray(x)
@@ -408,7 +448,7 @@ class Manifold:
             ok = ok & mask
         return ok
 
-    def check_point(self, x, atol=POINT_ATOL):
+    def check_point(self, x: ArrayLike, atol: float = POINT_ATOL) -> tuple[bool, str]:
         """Whether every entry of ``x`` is a point of the manifold.
 
         Parameters
@@ -433,7 +473,7 @@ class Manifold:
                 return False, reason
         return True, ""
 
-    def validate_point(self, x, name="point"):
+    def validate_point(self, x: ArrayLike, name: str = "point") -> Array:
         """``x`` as an array projected onto the manifold, or ``ValueError`` naming the parameter
         ``name`` (with ``check_point``'s reason) when it is not a point."""
         x = np.asarray(x, dtype=self.dtype)
@@ -446,24 +486,24 @@ class Manifold:
             raise ValueError(f"{name} is not a point of {self!r}: {reason}")
         return self.project(x)
 
-    def _validate_one(self, x):
+    def _validate_one(self, x: Array) -> Array | None:
         """A fast path of ``validate_point`` for one point with Python floats (single draws check
         their footpoint on every call): the projected point when ``x`` passes the same checks, else
         ``None`` and the general path decides (and names the reason). Default: always ``None``."""
         return None
 
-    def single_polar_frame(self, x):
+    def single_polar_frame(self, x: ArrayLike) -> list[Any] | None:
         """One validated point as the list that ``polar_point(frame, ρ, rng)`` (one draw of
         ``exp_x(ρ u)``, ``u`` a uniform unit tangent, with Python floats) takes, or ``None`` where
         the space has no such path (the default)."""
         return None
 
-    def _any_point(self):
+    def _any_point(self) -> Array:
         """A fixed valid point, used to keep arithmetic on masked-out entries harmless."""
         return self.origin
 
     # -- balls -----------------------------------------------------------------------------
-    def clip_to_ball(self, x, center, radius):
+    def clip_to_ball(self, x: ArrayLike, center: ArrayLike, radius: float) -> Array:
         """Clip every point into the ball ``B_radius(center)``, record by record (docs/theory.md §5):
         ``x ↦ exp_c(min(1, r/ρ(c, x)) log_c x)``; points inside are returned unchanged.
 
@@ -483,7 +523,8 @@ class Manifold:
         """
         return self._clip_with_logs(np.asarray(x), center, radius)[0]
 
-    def clip_and_log_sum(self, x, center, radius, weights):
+    def clip_and_log_sum(self, x: ArrayLike, center: ArrayLike, radius: float,
+                         weights: ArrayLike) -> tuple[Array, BoolArray, Array]:
         """``clip_to_ball`` of a block of records ``x`` (``(n, *point_shape)``), the mask of the
         records it moved, and ``Σ w_i log_center(x̃_i)`` over the clipped ``x̃_i`` — the certified
         mean's first gradient (and, on a flat chart, its closed form) — from the same pass: the log
@@ -493,7 +534,7 @@ class Manifold:
         w = np.asarray(weights, float) * scale
         return out, outside, np.tensordot(w, v, axes=(0, 0))
 
-    def clipped_log_sum(self, x, center, radius, weights):
+    def clipped_log_sum(self, x: ArrayLike, center: ArrayLike, radius: float, weights: ArrayLike) -> tuple[BoolArray, Array]:
         """``(outside, Σ w_i log_center(x̃_i))`` of ``clip_and_log_sum`` without building the
         clipped records (the mean on a flat chart needs only their log mean): the same work for
         every record."""
@@ -503,7 +544,7 @@ class Manifold:
         scale = _clip_scale(rho, radius)
         return outside, np.tensordot(np.asarray(weights, float) * scale, v, axes=(0, 0))
 
-    def _clip_with_logs(self, x, center, radius):
+    def _clip_with_logs(self, x: Array, center: ArrayLike, radius: float) -> tuple[Array, Array, FloatArray, BoolArray]:
         """``(clipped, log_center(x), min(1, r/ρ), outside)``. Every record is rebuilt by ``exp``,
         inside the ball or not: the work must not depend on how many records were clipped (an
         adversarial review measured ε_LB ≈ 4.5 from wall-clock time when only the clipped ones
@@ -516,7 +557,8 @@ class Manifold:
         out = select(self._expand(outside), rebuilt, x)
         return out, v, scale, outside
 
-    def random_point(self, center, radius, size=None, *, rng=None):
+    def random_point(self, center: ArrayLike, radius: float, size: int | tuple[int, ...] | None = None, *,
+                     rng: RngLike = None) -> Array:
         """Points ``exp_c(ρ u)``, ``u`` uniform unit tangent, ``ρ = radius·U^(1/dim)``.
 
         For tests and simulations; uniform in the tangent ball, not in Riemannian volume.
@@ -526,14 +568,14 @@ class Manifold:
         rho = radius * rng.uniform(size=self.batch_shape(u)) ** (1.0 / self.dim)
         return self.exp(center, u * self._expand(rho))
 
-    def _expand(self, a):
+    def _expand(self, a: ArrayLike) -> Array:
         """Append singleton axes so a batch-shaped array multiplies points or tangent vectors."""
         a = np.asarray(a)
         return a.reshape(a.shape + (1,) * len(self.point_shape))
 
-    def _out_shape(self, x, size):
+    def _out_shape(self, x: ArrayLike, size: int | tuple[int, ...] | None) -> tuple[int, ...]:
         batch = self.batch_shape(np.asarray(x))
         if size is None:
             return batch
-        size = (size,) if np.isscalar(size) else tuple(size)
-        return np.broadcast_shapes(size, batch) if batch else size
+        shape = cast("tuple[int, ...]", (size,)) if np.isscalar(size) else tuple(cast("Iterable[int]", size))
+        return np.broadcast_shapes(shape, batch) if batch else shape
