@@ -5,7 +5,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-RngLike: TypeAlias = None | int | np.integer[Any] | np.random.SeedSequence | np.random.Generator  # what ``rng=`` accepts
+RngLike: TypeAlias = int | np.integer[Any] | np.random.SeedSequence | np.random.Generator | None  # what ``rng=`` accepts
 
 
 def as_generator(rng: RngLike = None) -> np.random.Generator:

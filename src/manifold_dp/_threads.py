@@ -20,13 +20,18 @@ import contextlib
 import functools
 import os
 import threading
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, TypeVar, cast
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = ["ENVIRONMENT_VARIABLE", "BLAS_THREADS", "blas_limit", "blas_limited", "blas_limited_unless_tiny", "describe"]
 
 ENVIRONMENT_VARIABLE = "MANIFOLD_DP_BLAS_THREADS"
 
 
-def _read_setting(raw):
+def _read_setting(raw: str | None) -> int | None:
     """``None`` (leave BLAS alone) or a positive thread count, from the variable's text."""
     raw = (raw if raw is not None else "1").strip().lower()
     if raw in ("none", "off", ""):
@@ -44,11 +49,11 @@ BLAS_THREADS = _read_setting(os.environ.get(ENVIRONMENT_VARIABLE))
 
 _lock = threading.Lock()
 _depth = 0
-_saved = ()
-_libraries = None
+_saved: tuple[Any, ...] = ()
+_libraries: tuple[Any, ...] | None = None
 
 
-def _blas_libraries():
+def _blas_libraries() -> tuple[Any, ...]:
     """The BLAS libraries loaded in this process (``threadpoolctl`` controllers), found once."""
     global _libraries
     if _libraries is None:
@@ -61,7 +66,7 @@ def _blas_libraries():
     return _libraries
 
 
-def _enter():
+def _enter() -> None:
     global _depth, _saved
     with _lock:
         if _depth == 0:
@@ -73,7 +78,7 @@ def _enter():
         _depth += 1
 
 
-def _exit():
+def _exit() -> None:
     global _depth
     with _lock:
         _depth -= 1
@@ -83,14 +88,14 @@ def _exit():
                     lib.set_num_threads(threads)
 
 
-def blas_limited(func):
+def blas_limited(func: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run ``func`` with BLAS limited to ``BLAS_THREADS`` threads (the identity when the setting
     is ``none``). Costs about a microsecond per call; nested calls cost a counter increment."""
     if BLAS_THREADS is None:
         return func
 
     @functools.wraps(func)
-    def limited(*args, **kwargs):
+    def limited(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         _enter()
         try:
             return func(*args, **kwargs)
@@ -103,7 +108,7 @@ def blas_limited(func):
 TINY = 16  # a single matrix with fewer rows never starts BLAS threads worth limiting
 
 
-def blas_limited_unless_tiny(func):
+def blas_limited_unless_tiny(func: Callable[_P, _R]) -> Callable[_P, _R]:
     """``blas_limited`` for functions of one matrix or a batch of them: the limit is applied when an
     argument is a batch (``ndim > 2``) or a matrix of ``TINY`` rows or more. A single draw of a
     sampler on SPD(2) should not pay a few microseconds for a limit its matrices never need."""
@@ -112,8 +117,9 @@ def blas_limited_unless_tiny(func):
     limited = blas_limited(func)
 
     @functools.wraps(func)
-    def dispatch(*args, **kwargs):
-        if any(getattr(a, "ndim", 0) > 2 or (getattr(a, "ndim", 0) == 2 and a.shape[-1] >= TINY) for a in args):
+    def dispatch(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if any(getattr(a, "ndim", 0) > 2 or (getattr(a, "ndim", 0) == 2 and a.shape[-1] >= TINY)
+               for a in cast("tuple[Any, ...]", args)):
             return limited(*args, **kwargs)
         return func(*args, **kwargs)
 
@@ -121,7 +127,7 @@ def blas_limited_unless_tiny(func):
 
 
 @contextlib.contextmanager
-def blas_limit():
+def blas_limit() -> Iterator[None]:
     """The limit of ``blas_limited`` as a ``with`` block."""
     if BLAS_THREADS is None:
         yield
@@ -133,7 +139,7 @@ def blas_limit():
         _exit()
 
 
-def describe():
+def describe() -> str:
     """One line for benchmark tables and bug reports."""
     if BLAS_THREADS is None:
         return f"no BLAS thread limit ({ENVIRONMENT_VARIABLE}=none)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -36,6 +36,10 @@ def check_epsilon(epsilon: Any) -> float:
     return float(epsilon)
 
 
+@overload
+def check_delta(delta: Any, *, required: Literal[True] = ...) -> float: ...
+@overload
+def check_delta(delta: Any, *, required: bool) -> float | None: ...
 def check_delta(delta: Any, *, required: bool = True) -> float | None:
     if delta is None:
         if required:

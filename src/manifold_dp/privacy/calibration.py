@@ -1,5 +1,7 @@
 """Noise calibration for the Gaussian mechanism (docs/theory.md §4, tangent Gaussian)."""
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.special import log_ndtr
 
@@ -8,7 +10,7 @@ from .._validation import check_delta, check_epsilon, check_positive
 __all__ = ["gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigma"]
 
 
-def gaussian_delta(sigma, sensitivity, epsilon):
+def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     """Exact ``δ(ε)`` of the Gaussian mechanism (Balle & Wang 2018, Thm 8):
     ``Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)``. (The 2023 paper prints both arguments with
     the same sign: a typo, docs/theory.md §4.) Computed in log space for accuracy at small ``δ``."""
@@ -19,14 +21,14 @@ def gaussian_delta(sigma, sensitivity, epsilon):
     return float(np.exp(first) * -np.expm1(second - first)) if second < first else 0.0
 
 
-def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest ``σ`` with ``gaussian_delta(σ) ≤ δ`` (Balle & Wang 2018, Alg. 1, solved by bisection
     on ``σ`` directly; ``δ(σ)`` is decreasing). Valid for every ``ε > 0``."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
     from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.3 s to import
 
-    f = lambda log_s: gaussian_delta(np.exp(log_s) * sensitivity, sensitivity, epsilon) - delta
+    f: Callable[[float], float] = lambda log_s: gaussian_delta(np.exp(log_s) * sensitivity, sensitivity, epsilon) - delta
     lo, hi = -10.0, 10.0
     while f(lo) < 0:
         lo -= 10.0
@@ -40,7 +42,7 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     return float(sigma)
 
 
-def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """``σ = Δ √(2 ln(1.25/δ)) / ε`` (Dwork & Roth 2014, Thm A.1); only valid for ``ε < 1``."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")

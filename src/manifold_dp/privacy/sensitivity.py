@@ -5,9 +5,13 @@ Neighbouring datasets replace one of ``n`` records. Curvature enters through
 ``L`` of ``log_m`` over the ball.
 """
 
+from typing import Literal
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_n, check_radius
+from ..manifolds.base import Manifold
 from ..stats.frechet import hessian_lower_bound
 
 __all__ = ["log_lipschitz", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity"]
@@ -15,7 +19,7 @@ __all__ = ["log_lipschitz", "frechet_mean_sensitivity", "ambient_radius", "ambie
 BOUNDS = ("tight", "paper")
 
 
-def log_lipschitz(radius, kappa_max, bound="tight"):
+def log_lipschitz(radius: float, kappa_max: float, bound: str = "tight") -> float:
     """Lipschitz constant of ``x ↦ log_m x`` over ``B_r(m0)``.
 
     ``"paper"``: ``2 − h(r, κ)`` (Karcher 1977, as used by 2021 Thm 2 and 2022 Thm 2).
@@ -34,7 +38,9 @@ def log_lipschitz(radius, kappa_max, bound="tight"):
     return float(a / np.sin(a))
 
 
-def frechet_mean_sensitivity(manifold, *, n, radius, kind="laplace", bound="tight"):
+def frechet_mean_sensitivity(manifold: Manifold, *, n: int, radius: float,
+                             kind: Literal["laplace", "kng", "log_euclidean"] | str = "laplace",
+                             bound: Literal["tight", "paper"] | str = "tight") -> float:
     """Sensitivity of the Fréchet mean for ``n`` records in a ball of radius ``radius``.
 
     Neighbouring datasets replace one record; every record lies in ``B_r(m0)`` with ``r < r*``
@@ -97,7 +103,7 @@ def frechet_mean_sensitivity(manifold, *, n, radius, kind="laplace", bound="tigh
     raise ValueError(f"kind must be 'laplace', 'kng' or 'log_euclidean', got {kind!r}")
 
 
-def ambient_radius(manifold, radius, center=None):
+def ambient_radius(manifold: Manifold, radius: float, center: ArrayLike | None = None) -> float:
     """Radius ``r_E`` of a Euclidean ball (in the manifold's ambient embedding) that contains
     ``B_r(center)``: ``manifold.ambient_radius`` (sphere: the chord; SPD: ``λmax(center)(e^r − 1)``,
     2021 Prop. 1 and Duhamel's formula; Euclidean: ``r``). ``center`` defaults to the origin."""
@@ -106,6 +112,6 @@ def ambient_radius(manifold, radius, center=None):
     return manifold.ambient_radius(manifold.origin if center is None else np.asarray(center), radius)
 
 
-def ambient_sensitivity(manifold, *, n, radius, center=None):
+def ambient_sensitivity(manifold: Manifold, *, n: int, radius: float, center: ArrayLike | None = None) -> float:
     """``Δ_E = 2 r_E / n``: sensitivity of the Euclidean mean of the embedded records."""
     return 2.0 * ambient_radius(manifold, check_radius(manifold, radius), center) / check_n(n)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
-
 from numpy.typing import ArrayLike
 
 from .._threads import blas_limit, blas_limited
-from ..manifolds.base import Manifold, check_order
+from .._typing import Array, FloatArray
+from ..manifolds.base import Manifold, NewtonConstants, check_order
 from ..records import Records, block_weights
 from .enclosing import enclosing_radius
 
@@ -31,7 +33,7 @@ __all__ = ["FrechetMeanResult", "CurvatureAssumptionError", "PreparedRecords", "
 class FrechetMeanResult:
     """``point``: the mean; ``grad_norm``: ‖∇F(point)‖; ``converged``: whether ``tol`` was met."""
 
-    point: np.ndarray
+    point: Array
     n_iter: int
     converged: bool
     grad_norm: float
@@ -41,7 +43,7 @@ class CurvatureAssumptionError(ValueError):
     """The data do not lie in a ball small enough for the Fréchet mean to be unique."""
 
 
-class PreparedRecords(np.ndarray):
+class PreparedRecords(np.ndarray[Any, np.dtype[Any]]):
     """Records a release prepared (``privacy.release.prepare_records``: sanitised and clipped into
     ``B_r(center)``), carrying ``log_mean = (1/n) Σ log_center(x_i)``, which the clipping's own
     decompositions gave: the certified mean's first gradient, and its closed form on a flat chart
@@ -51,29 +53,35 @@ class PreparedRecords(np.ndarray):
     the ``radius`` they were clipped to. Views, slices, copies and arithmetic results are plain
     records again (``center = log_mean = start_stats = radius = None``)."""
 
-    def __new__(cls, records, center, log_mean, start_stats=None, radius=None):
+    center: Any
+    log_mean: Any
+    start_stats: Any
+    radius: float | None
+
+    def __new__(cls, records: ArrayLike, center: ArrayLike, log_mean: Any, start_stats: Any = None,
+                radius: float | None = None) -> PreparedRecords:
         out = np.asarray(records).view(cls)
         out.center, out.log_mean, out.start_stats = np.asarray(center), log_mean, start_stats
         out.radius = None if radius is None else float(radius)
         return out
 
-    def __array_finalize__(self, obj):
+    def __array_finalize__(self, obj: object) -> None:
         self.center, self.log_mean, self.start_stats, self.radius = None, None, None, None
 
-    def in_ball(self, center, radius):
+    def in_ball(self, center: ArrayLike, radius: float) -> bool:
         """Whether these records were clipped into ``B_radius(center)`` (or a smaller ball around
         the same centre), so that a pass may rely on it (``newton_terms``' ``ball``)."""
         return (self.radius is not None and self.radius <= radius and self.center.shape == np.shape(center)
                 and np.array_equal(self.center, center))
 
-    def log_mean_at(self, center):
+    def log_mean_at(self, center: ArrayLike) -> Any:
         """``log_mean`` when it was computed at ``center``, else ``None``."""
         if self.log_mean is None or self.center.shape != np.shape(center) or not np.array_equal(self.center, center):
             return None
         return self.log_mean
 
 
-def riemannian_gradient(manifold, x, X, weights=None):
+def riemannian_gradient(manifold: Manifold, x: ArrayLike, X: ArrayLike, weights: ArrayLike | None = None) -> Array:
     """``∇F(x) = −Σ w_i log_x(x_i)`` (weights summing to 1), for one or a batch of ``x``.
 
     ``x`` has shape ``(..., *point_shape)``; the result has the same shape.
@@ -91,66 +99,70 @@ def riemannian_gradient(manifold, x, X, weights=None):
 
 # -- block functions: pure, module level (they travel to Dask workers) ------------------------
 
-def _blk_log_sum(block, w, n, manifold, x):
+def _blk_log_sum(block: Array, w: FloatArray | None, n: int, manifold: Manifold, x: Array) -> Array:
     return manifold.weighted_log_sum(x, np.asarray(block), block_weights(block, w, n))
 
 
-def _blk_karcher(block, w, n, manifold, x, hessian):
+def _blk_karcher(block: Array, w: FloatArray | None, n: int, manifold: Manifold, x: Array,
+                 hessian: bool) -> tuple[Array, float, Any]:
     return manifold.karcher_terms(x, np.asarray(block), block_weights(block, w, n), hessian)
 
 
-def _blk_check_start(block, w, n, manifold, start):
+def _blk_check_start(block: Array, w: FloatArray | None, n: int, manifold: Manifold,
+                     start: bool) -> tuple[tuple[bool, str], Any]:
     """The plain mean's first pass: the point check, and the start's partial sums when wanted."""
     if start:
         return manifold.checked_start_stats(np.asarray(block), block_weights(block, w, n))
     return manifold.check_point(np.asarray(block)), None
 
 
-def _blk_init_stats(block, w, n, manifold):
+def _blk_init_stats(block: Array, w: FloatArray | None, n: int, manifold: Manifold) -> Any:
     """Partial sums for the starting point (the closed form on a flat chart)."""
     return manifold.mean_start_stats(np.asarray(block), block_weights(block, w, n))
 
 
-def _blk_centred_stats(block, w, n, manifold, center):
+def _blk_centred_stats(block: Array, w: FloatArray | None, n: int, manifold: Manifold, center: Array) -> Any:
     """Partial sums of ``w_i (x_i − center)``: for the extrinsic start of the certified mean, whose
     records lie within ``r`` of ``center`` (sums of the records themselves round at ``ε·R`` per
     term, which for a tiny ``r`` exceeds the float error its accuracy allows)."""
     return manifold.mean_start_stats(np.asarray(block) - center, block_weights(block, w, n))
 
 
-def _start(manifold, records):
+def _start(manifold: Manifold, records: Records) -> Array:
     """The mean's starting point: extrinsic, Procrustes or log-Euclidean (``manifold.mean_start``);
     the exact mean when the manifold has a flat chart (Euclidean, log-Euclidean)."""
     return manifold.mean_start(sum(records.map(_blk_init_stats, manifold)))
 
 
-def _blk_newton(block, w, n, manifold, x, ball, order=None):
+def _blk_newton(block: Array, w: FloatArray | None, n: int, manifold: Manifold, x: Array, ball: float | None,
+                order: Any = None) -> tuple[Any, ...]:
     weights = 1.0 / n if w is None else w  # a scalar: no n-array
     if order is None:
         return manifold.newton_terms(x, np.asarray(block), weights, ball)
     return manifold.newton_terms(x, np.asarray(block), weights, ball, order=order)
 
 
-def _blk_sq_dist_sum(block, w, n, manifold, x):
+def _blk_sq_dist_sum(block: Array, w: FloatArray | None, n: int, manifold: Manifold, x: ArrayLike) -> float:
     return float(np.dot(block_weights(block, w, n), manifold.dist(x, np.asarray(block)) ** 2))
 
 
 @blas_limited
-def mean_squared_distance(manifold, X, x):
+def mean_squared_distance(manifold: Manifold, X: Any, x: ArrayLike) -> float:
     """``(1/n) Σ ρ²(x, x_i)``: the Fréchet variance when ``x`` is the mean (one map-reduce)."""
     records = X if isinstance(X, Records) else Records(X, manifold)
     return float(sum(records.map(_blk_sq_dist_sum, manifold, x)))
 
 
 @blas_limited
-def gradient_norm(manifold, x, X):
+def gradient_norm(manifold: Manifold, x: ArrayLike, X: Any) -> float:
     """``‖∇F(x)‖`` for records in memory or in a Dask array (one map-reduce)."""
     records = X if isinstance(X, Records) else Records(X, manifold)
     return float(manifold.norm(x, sum(records.map(_blk_log_sum, manifold, x))))
 
 
 def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None = None, init: ArrayLike | None = None,
-                 step: float | None = None, tol: float = 1e-10, max_iter: int = 1000, check_assumption: bool = True) -> FrechetMeanResult:
+                 step: float | None = None, tol: float = 1e-10, max_iter: int = 1000,
+                 check_assumption: bool = True) -> FrechetMeanResult:
     """Fréchet mean ``argmin_x Σ w_i ρ²(x, x_i)`` of the records ``X`` on ``manifold`` (not private).
 
     Closed form on a manifold with a flat chart (Euclidean, log-Euclidean). Elsewhere Karcher flow
@@ -205,7 +217,8 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
     >>> from manifold_dp import Sphere, frechet_mean
     >>> S2 = Sphere(2)
     >>> a = 0.3  # four directions 0.3 rad from the north pole, symmetric about it
-    >>> X = np.array([[np.sin(a), 0, np.cos(a)], [-np.sin(a), 0, np.cos(a)], [0, np.sin(a), np.cos(a)], [0, -np.sin(a), np.cos(a)]])
+    >>> X = np.array([[np.sin(a), 0, np.cos(a)], [-np.sin(a), 0, np.cos(a)],
+    ...               [0, np.sin(a), np.cos(a)], [0, -np.sin(a), np.cos(a)]])
     >>> result = frechet_mean(X, S2)
     >>> np.round(result.point, 8) + 0.0, result.converged
     (array([0., 0., 1.]), True)
@@ -229,16 +242,17 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
         if not converged:
             warnings.warn(f"frechet_mean did not reach tol={tol:g} in max_iter={max_iter} steps", RuntimeWarning,
                           stacklevel=2)
-        if check_assumption and manifold.curvature_bounds[1] > 0:
-            if enclosing_radius(manifold, records, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
-                raise CurvatureAssumptionError(
-                    f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
-                    "the Fréchet mean may not be unique (docs/theory.md §3, Assumption 1); pass check_assumption=False "
-                    "to skip")
+        if check_assumption and manifold.curvature_bounds[1] > 0 and \
+                enclosing_radius(manifold, records, mu, enough=manifold.assumption_radius) >= manifold.assumption_radius:
+            raise CurvatureAssumptionError(
+                f"the records do not lie within r* = {manifold.assumption_radius:.6g} of their mean on {manifold!r}: "
+                "the Fréchet mean may not be unique (docs/theory.md §3, Assumption 1); pass check_assumption=False "
+                "to skip")
     return FrechetMeanResult(mu, n_iter, converged, gnorm)
 
 
-def _karcher_pass(manifold, records, x, hessian):
+def _karcher_pass(manifold: Manifold, records: Records, x: Array,
+                  hessian: bool) -> tuple[Any, float, Callable[[Array], Any] | None]:
     """``(Σ w_i log_x x_i, max_i ρ(x, x_i), Hessian map or None)`` over all blocks: one pass."""
     parts = records.map(_blk_karcher, manifold, x, hessian)
     maps = [h for _, _, h in parts if h is not None]
@@ -246,7 +260,8 @@ def _karcher_pass(manifold, records, x, hessian):
     return sum(g for g, _, _ in parts), max(far for _, far, _ in parts), apply
 
 
-def _karcher(manifold, records, mu, step, tol, max_iter):
+def _karcher(manifold: Manifold, records: Records, mu: Array, step: float | None, tol: float,
+             max_iter: int) -> tuple[Array, int, bool, float]:
     """Karcher flow ``μ ← exp_μ(t Σ w_i log_μ x_i)``, or Newton steps where the space gives its
     Hessian from the same pass (affine-invariant SPD; records in memory, ``step=None``), until
     ``‖∇F(μ)‖ ≤ tol·max(spread, 1)``. The gradient of the last pass is the certificate: no pass
@@ -278,10 +293,11 @@ def _karcher(manifold, records, mu, step, tol, max_iter):
     return mu, n_iter, converged, gnorm
 
 
-def _newton_direction(manifold, mu, hess, g, gnorm, max_iter=50):
+def _newton_direction(manifold: Manifold, mu: Array, hess: Callable[[Array], Any], g: Array, gnorm: float,
+                      max_iter: int = 50) -> Array:
     """Conjugate gradients for ``Hess F(μ)[d] = Σ w_i log_μ x_i`` (``= −∇F``) in ``μ``'s inner
     product, to the relative residual ``min(0.1, √‖∇F‖)`` (inexact Newton: superlinear)."""
-    inner = lambda a, b: float(manifold.inner(mu, a, b))
+    inner: Callable[[Array, Array], float] = lambda a, b: float(manifold.inner(mu, a, b))
     target = min(0.1, gnorm) * gnorm
     d, r = np.zeros_like(g), g.copy()
     p, rr = r.copy(), inner(r, r)
@@ -301,7 +317,7 @@ def _newton_direction(manifold, mu, hess, g, gnorm, max_iter=50):
 
 # -- the mean a private release uses: public step, public iteration count ----------------------
 
-def hessian_upper_bound(distance, kappa_min):
+def hessian_upper_bound(distance: float, kappa_min: float) -> float:
     """Upper bound on the Hessian of ``½ρ²(·, p)`` at distance ``≤ distance`` from ``p`` when the
     sectional curvature is ``≥ kappa_min``: ``D√|κ| coth(D√|κ|)`` for ``κ < 0``, else 1 (Hessian
     comparison; for ``κ ≥ 0`` it holds below the conjugate radius ``π/√κ``)."""
@@ -311,7 +327,7 @@ def hessian_upper_bound(distance, kappa_min):
     return float(a / np.tanh(a)) if a > 1e-8 else 1.0
 
 
-def certified_iterations(h, H, radius, accuracy):
+def certified_iterations(h: float, H: float, radius: float, accuracy: float) -> int:
     """Steps of ``certified_frechet_mean`` after which ``ρ(μ_K, x̄) ≤ accuracy`` is guaranteed:
     the smallest ``K`` with ``(1 − h/H)^K r²/h ≤ accuracy²``. Public: a function of ``h, H, r``."""
     if h >= H:
@@ -339,13 +355,13 @@ class CertifiedSchedule:
     h: float
     H: float
     L: float | None = None
-    orders: tuple = ()
+    orders: tuple[Any, ...] = ()
 
     @property
-    def passes(self):
+    def passes(self) -> int:
         return self.gradient_steps + self.newton_steps
 
-    def describe(self, accuracy):
+    def describe(self, accuracy: float) -> str:
         if not self.passes and self.start == "center":
             return (f"the public centre itself: the exact minimiser lies in the ball, within the radius ≤ {accuracy:.3g} "
                     "of it; twice that is included in the sensitivity")
@@ -366,7 +382,7 @@ class CertifiedSchedule:
                 "twice that is included in the sensitivity")
 
 
-def _pass_name(order):
+def _pass_name(order: Any) -> str:
     """A Newton pass as the certificate names it: ``exact``, the order, or the order and the
     tolerance of its logarithms (``(order, tol)``: affine-invariant SPD's coarser series)."""
     if order is None:
@@ -376,7 +392,7 @@ def _pass_name(order):
     return str(order)
 
 
-def _expansion(T, k):
+def _expansion(T: float, k: float) -> float:
     """``sinh(√k T)/(√k T)``: how much ``exp_μ`` can stretch a segment within ``T`` of 0 when the
     curvature is ``≥ −k`` (Rauch); 1 when ``k = 0`` (the sphere's ``exp`` is 1-Lipschitz).
     Python floats: the schedule's search calls it thousands of times."""
@@ -388,7 +404,7 @@ def _expansion(T, k):
     return math.sinh(a) / a if a > 1e-8 else 1.0
 
 
-def _newton_bound(d, c, h, e, g=None):
+def _newton_bound(d: float, c: NewtonConstants, h: float, e: float, g: float | None = None) -> float:
     """The distance bound after one projected Newton step from ``d`` (``NewtonConstants``; ``e``
     and ``g`` the errors of the pass taken, ``g`` by default the space's)."""
     d, h, e = float(d), float(h), float(e)
@@ -398,7 +414,7 @@ def _newton_bound(d, c, h, e, g=None):
     return _expansion(d + delta, float(c.expansion)) * delta
 
 
-def _newton_steps(d, c, h, accuracy):
+def _newton_steps(d: float, c: NewtonConstants, h: float, accuracy: float) -> int | None:
     """Newton steps from the bound ``d`` until the bound is ``≤ accuracy`` (``None``: it does not
     contract from ``d``)."""
     for k in range(1, NEWTON_CAP + 1):
@@ -416,13 +432,13 @@ class _NewtonPlanner:
     space's constants; public values only. A run is ``(cost, orders)``, ``orders`` the pass of
     each step — cheaper ones (``c.cheaper``) first, the space's own (``c.order``) last."""
 
-    def __init__(self, c, h, accuracy):
+    def __init__(self, c: NewtonConstants, h: float, accuracy: float) -> None:
         self.c, self.h, self.accuracy = c, h, accuracy
         self.levels = c.levels()
-        self.cheapest = min(level[2] for level in self.levels)
-        self._fewest = {}
+        self.cheapest: float = min(level[2] for level in self.levels)
+        self._fewest: dict[float, int] = {}
 
-    def fewest(self, d):
+    def fewest(self, d: float) -> int:
         """A lower bound on the steps any run needs from ``d``: every step taking the smallest
         bound of any pass (the bound grows with ``d``, so no run is ahead of it after any step)."""
         key, k = d, 0
@@ -432,7 +448,7 @@ class _NewtonPlanner:
             self._fewest[key] = k
         return self._fewest[key]
 
-    def plan(self, d, budget=np.inf):
+    def plan(self, d: float, budget: float = np.inf) -> tuple[float, tuple[Any, ...]] | None:
         """The cheapest run from ``d`` costing at most ``budget`` (ties: the smallest sequence of
         passes), or ``None``. Step by step over the runs still open, each one dropped when another
         open run of as many steps is at least as far along (bound ``≤``, pass index ``≤``, cost and
@@ -442,10 +458,11 @@ class _NewtonPlanner:
         exceeds the best run found. Public values only."""
         if d <= self.accuracy:
             return 0.0, ()
+        best: tuple[float, tuple[int, ...]] | None
         levels, best = self.levels, None
-        open_runs = [(d, 0, 0.0, ())]
+        open_runs: list[tuple[float, int, float, tuple[int, ...]]] = [(d, 0, 0.0, ())]
         for _ in range(NEWTON_CAP):
-            following = []
+            following: list[tuple[float, int, float, tuple[int, ...]]] = []
             for d, start, cost, seq in open_runs:
                 for j in range(start, len(levels)):  # the pass's index never decreases along a run
                     _, e, step_cost, g = levels[j]
@@ -470,7 +487,7 @@ class _NewtonPlanner:
         return best[0], tuple(levels[j][0] for j in best[1])
 
 
-def certified_schedule(manifold, radius, accuracy, n):
+def certified_schedule(manifold: Manifold, radius: float, accuracy: float, n: int) -> CertifiedSchedule:
     """The cheapest public schedule of ``certified_frechet_mean`` that guarantees
     ``ρ(μ, x̄) ≤ accuracy`` for every dataset of ``n`` records in a ball of radius ``radius``.
 
@@ -485,7 +502,7 @@ def certified_schedule(manifold, radius, accuracy, n):
 
 
 @lru_cache(maxsize=256)
-def _certified_schedule(manifold, radius, accuracy, n):
+def _certified_schedule(manifold: Manifold, radius: float, accuracy: float, n: int) -> CertifiedSchedule:
     kmin, kmax = manifold.curvature_bounds
     h = hessian_lower_bound(radius, kmax)
     H = hessian_upper_bound(4.0 * radius, kmin)
@@ -501,6 +518,7 @@ def _certified_schedule(manifold, radius, accuracy, n):
     if c.tangent is not None:  # the tangent step: a Newton step with Ĥ = I from the centre (‖Ĥ⁻¹‖ = 1)
         options.append(("tangent", 0, min(_newton_bound(radius, c, 1.0, c.tangent), 2.0 * radius)))
     # the free starts first: their cost bounds the runs after k gradient steps, cut once k alone is dearer
+    plans: dict[int, Any]
     planner, plans, bound = _NewtonPlanner(c, h, accuracy), {}, best_cost
     for i in sorted(range(len(options)), key=lambda i: (options[i][0] == "center", options[i][1])):
         start, k, d = options[i]
@@ -509,7 +527,7 @@ def _certified_schedule(manifold, radius, accuracy, n):
         plans[i] = planner.plan(d, bound - k)
         if plans[i] is not None:
             bound = min(bound, k + plans[i][0])
-    for i, (start, k, d) in enumerate(options):  # the first cheapest, in the options' order
+    for i, (start, k, _d) in enumerate(options):  # the first cheapest, in the options' order
         plan = plans.get(i)
         if plan is not None and k + plan[0] < best_cost:
             orders = plan[1] if any(o != c.order for o in plan[1]) else ()
@@ -518,7 +536,7 @@ def _certified_schedule(manifold, radius, accuracy, n):
 
 
 @blas_limited
-def certified_frechet_mean(manifold, X, center, radius, accuracy):
+def certified_frechet_mean(manifold: Manifold, X: Any, center: ArrayLike, radius: float, accuracy: float) -> Array:
     """The Fréchet mean of records in ``B_r(center)`` within ``accuracy`` of the exact minimiser,
     by a number of steps fixed in advance from public quantities (``certified_schedule``;
     docs/theory.md §2: no data-dependent loop exit, no data-dependent refusal, running time
@@ -582,7 +600,7 @@ def certified_frechet_mean(manifold, X, center, radius, accuracy):
     return mu
 
 
-def hessian_lower_bound(radius, kappa_max):
+def hessian_lower_bound(radius: float, kappa_max: float) -> float:
     """``h(r, κ) = 2r√κ·cot(2r√κ)`` for ``κ > 0``, else 1: strong convexity of ``F`` on a ball of
     radius ``r`` holding the records (2021 Thm 2; 2022 eq. (1))."""
     if kappa_max <= 0:
