@@ -1,6 +1,6 @@
 """Writes the experiments' report — ``report.md``, a self-contained ``report.html`` and
-``summary.json`` — from one structure, and regenerates the README's reproduction table from
-``summary.json`` (``python -m manifold_dp.experiments.report README.md results/summary.json``).
+``summary.json`` — from one structure, and regenerates the reproduction table of ``docs/results.md``
+from ``summary.json`` (``python -m manifold_dp.experiments.report docs/results.md results/summary.json``).
 """
 
 import base64
@@ -73,7 +73,7 @@ def _cell(text):
 
 
 def markdown_table(rows):
-    """The summary table in Markdown (the README's reproduction table is this, regenerated)."""
+    """The summary table in Markdown (the reproduction table of ``docs/results.md`` is this, regenerated)."""
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
     out += ["| " + " | ".join(_cell(row[c]) for c in COLUMNS) + " |" for row in rows]
     return "\n".join(out)
@@ -187,7 +187,7 @@ def write_report(results, out_dir, profile, seed):
 
 
 def update_readme(readme, summary):
-    """Replace the text between the README's reproduction-table markers by the table of
+    """Replace the text between a page's reproduction-table markers (``docs/results.md``) by the table of
     ``summary.json`` (written by ``write_report``); the table is never edited by hand."""
     readme, summary = Path(readme), json.loads(Path(summary).read_text(encoding="utf-8"))
     text = readme.read_text(encoding="utf-8")
@@ -201,5 +201,5 @@ def update_readme(readme, summary):
 
 if __name__ == "__main__":  # pragma: no cover - a maintainer's command
     if len(sys.argv) != 3:
-        sys.exit("usage: python -m manifold_dp.experiments.report README.md results/summary.json")
+        sys.exit("usage: python -m manifold_dp.experiments.report docs/results.md results/summary.json")
     update_readme(*sys.argv[1:])
