@@ -402,8 +402,7 @@ class RiemannianLaplace:
             raise ValueError(
                 f"the Laplace law restricted to a ball of radius {self.restrict_to[1]:g} on {self.manifold!r} at "
                 f"sigma={self.sigma:.4g} accepts about {rate:.1e} of its proposals: the noise is far larger than the "
-                "ball (the release would be mostly noise); use the unrestricted Laplace (restrict=False), "
-                "a larger epsilon or n, or a larger radius")
+                "ball (the release would be mostly noise); use a larger epsilon or n, or a larger radius")
 
     def _draw(self, eta, n, rng, rho_max):
         return LAPLACE_SAMPLERS[self.manifold.laplace_sampler](self.manifold, eta, self.sigma, n, rng, rho_max)

@@ -331,8 +331,23 @@ def _laplace(manifold, sens, epsilon, center, radius, restrict):
             if _fits_float64(manifold, center, radius, meas.scale, False):
                 return meas
             note = "; the unrestricted law would overflow float64 (its tail reaches past exp's range)"
-    meas = measurements.laplace(manifold, sens, epsilon, restrict_to=(center, radius))
+    try:
+        meas = measurements.laplace(manifold, sens, epsilon, restrict_to=(center, radius))
+    except ValueError as err:  # say which law was tried and why: restrict=False is the default already
+        raise ValueError(f"{err}{_unrestricted_advice(manifold, sens, epsilon, center, radius, restrict, note)}") from None
     return dataclasses.replace(meas, scale_rule=meas.scale_rule + note)
+
+
+def _unrestricted_advice(manifold, sens, epsilon, center, radius, restrict, note):
+    """What a refusal of the restricted Laplace says about the unrestricted law (public values)."""
+    if not restrict:
+        return f" (the restricted law was used because{note.removeprefix(';')})"
+    try:
+        meas = measurements.laplace(manifold, sens, epsilon)
+    except ValueError:
+        return ""
+    return "; or restrict=False (the unrestricted law, usable here)" if _fits_float64(
+        manifold, center, radius, meas.scale, False) else ""
 
 
 def _optimisation_note(manifold, radius, accuracy, n):
@@ -354,14 +369,17 @@ def _bound_name(manifold, bound, kind):
     return "paper: L = 2 − h (Karcher; 2021 Thm 2 / 2022 Thm 2)"
 
 
-def check_reach(manifold, center, radius, sigma, restricted, gaussian=False):
+def check_reach(manifold, center, radius, sigma, restricted, gaussian=False, tail=1.0):
     """Refuse, from public parameters only, a release that float64 cannot carry: a ball beyond
     ``manifold.max_reach`` from the origin (hyperbolic), or a noise scale whose draw would
     overflow ``exp`` (eigenvalues ``e^λ`` on SPD, ``cosh ρ`` on hyperbolic space) with
-    probability above 1e-12."""
+    probability above 1e-12. ``tail`` widens the check to a law of scale ``tail·sigma`` (the
+    Gaussian mechanisms are checked as a Laplace law of three times their σ); the message quotes
+    ``sigma`` itself, the scale the certificate reports."""
     check_ball(manifold, center, radius)
-    if not _fits_float64(manifold, center, radius, sigma, restricted, gaussian):
-        raise ValueError(f"the noise scale sigma={sigma:.4g} is too large for a float64 release on {manifold!r}; "
+    if not _fits_float64(manifold, center, radius, tail * sigma, restricted, gaussian):
+        wide = f" (its tail, checked as {tail:g}σ, would overflow float64)" if tail != 1.0 else ""
+        raise ValueError(f"the noise scale sigma={sigma:.4g}{wide} is too large for a float64 release on {manifold!r}; "
                          "increase epsilon or n, or shrink radius")
 
 
@@ -761,10 +779,10 @@ def _mean_stages(manifold, p, radius, epsilon, round_to, warn=True):
     center = p["center"]
     cal = calibrate(manifold, p["mechanism"], n=p["n"], center=center, radius=radius, epsilon=epsilon, delta=p["delta"],
                     bound=p["bound"], calibration=p["calibration"], restrict=p["restrict"])
-    if cal.measurement.mechanism in ("riemannian_gaussian", "wrapped_gaussian"):  # a Gaussian tail, with volume growth
+    if cal.measurement.mechanism in ("riemannian_gaussian", "wrapped_gaussian", "tangent_gaussian"):  # a Gaussian tail
         check_reach(manifold, center, radius, cal.sigma, cal.restricted, gaussian=True)
     else:
-        check_reach(manifold, center, radius, 3.0 * cal.sigma if cal.measurement.delta > 0 else cal.sigma, cal.restricted)
+        check_reach(manifold, center, radius, cal.sigma, cal.restricted, tail=3.0 if cal.measurement.delta > 0 else 1.0)
     return cal, check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius), warn=warn)
 
 
