@@ -3,30 +3,51 @@ and checked against the manifold's layouts, the ``--center`` argument, and the `
 checked before any work and written whole or not at all. Messages give positions, shapes and
 types, never values from the files."""
 
+from __future__ import annotations
+
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import tempfile
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from .manifolds import REGISTRY
+from .manifolds import REGISTRY, Sphere
+from .manifolds.base import POINT_ATOL, Manifold
 
-__all__ = ["CliError", "load_records", "build_manifold", "size_option", "parse_center", "check_output_path",
-           "write_atomically"]
+__all__ = ["CliError", "CliNote", "load_records", "build_manifold", "size_option", "parse_center", "check_output_path",
+           "write_atomically", "LAYOUTS", "INPUTS", "expand_triangle", "latlon_to_unit", "unit_to_latlon"]
 
+Array = NDArray[np.float64]
+RecordReader = Callable[[Array], Array]  # rows of numbers as a file holds them -> records in a manifold's layout
 DATA_FORMATS = (".npy", ".csv", ".json")
 # The option that sets a manifold's size, by the first field of its class (``Sphere.dim``, ...).
 SIZE_OPTIONS = {"dim": "--dim", "k": "--k", "k_landmarks": "--landmarks"}
+LAYOUTS = ("full", "triu", "tril")  # how a file lays out one SPD record: k*k numbers, or one triangle's k(k+1)/2
+INPUTS = ("records", "latlon")  # records as points of the manifold, or (latitude, longitude) in degrees on S²
+CSV_DELIMITERS = {";": "semicolons", "\t": "tabs"}
+# A typed sphere centre this far (relative) off the radius is normalised, with a note; farther off, refused
+# (the centre is public: a rounded unit vector is the user's intent, not data).
+SPHERE_CENTER_TOLERANCE = 1e-2
 
 
 class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
-def load_records(path):
+class CliNote(UserWarning):
+    """A public note on how the command read its arguments (e.g. a normalised ``--center``):
+    printed on stderr as ``manifold-dp: note: ...`` after a successful run."""
+
+
+def load_records(path: str | os.PathLike[str]) -> Array:
     """Records from ``.npy``, ``.csv`` (one record per row, matrices flattened) or ``.json``
     (a list of records, or ``{"records": [...]}``). Returns a float array ``(n, ...)``."""
     path = Path(path)
@@ -45,16 +66,16 @@ def load_records(path):
     return data.astype(float)
 
 
-def _read_array(path, suffix):
+def _read_array(path: Path, suffix: str) -> object:
     if suffix == ".npy":
         return np.load(path, allow_pickle=False)  # an .npz archive renamed .npy comes back as NpzFile
-    if suffix == ".csv":
-        return np.loadtxt(path, delimiter=",", ndmin=2, dtype=float)
+    if suffix == ".csv":  # utf-8-sig: spreadsheets write a byte-order mark before the first cell
+        return np.loadtxt(path, delimiter=",", ndmin=2, dtype=float, encoding="utf-8-sig")
     obj = json.loads(path.read_text(encoding="utf-8"))
     return np.asarray(obj["records"] if isinstance(obj, dict) else obj, dtype=float)
 
 
-def _unreadable(path, suffix, err):
+def _unreadable(path: Path, suffix: str, err: Exception) -> str:
     """Why ``path`` could not be read, from positions and types only, never from its contents."""
     message = f"could not read {path.name} as a {suffix[1:]} array of numbers"
     if isinstance(err, OverflowError):
@@ -67,18 +88,24 @@ def _unreadable(path, suffix, err):
     return message
 
 
-def _csv_problem(path):
+def _csv_problem(path: Path) -> str | None:
     """The first line of a CSV file that is not a row of numbers, by position (numpy's own message
-    quotes the offending text, and its row numbers skip blank and comment lines)."""
+    quotes the offending text, and its row numbers skip blank and comment lines): an empty cell,
+    a cell that is not a number, another separator, or a row of another width."""
     width = None
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
             for lineno, line in enumerate(f, 1):
-                cells = line.split("#", 1)[0].strip()
-                if not cells:
+                text = line.split("#", 1)[0].strip()
+                if not text:
                     continue
-                cells = cells.split(",")
+                other = [name for sep, name in CSV_DELIMITERS.items() if sep in text]
+                if "," not in text and other:
+                    return f"line {lineno} is separated by {other[0]}, not commas"
+                cells = text.split(",")
                 for column, cell in enumerate(cells, 1):
+                    if not cell.strip():
+                        return f"line {lineno}, column {column} is empty"
                     try:
                         float(cell)
                     except ValueError:
@@ -91,37 +118,40 @@ def _csv_problem(path):
     return None
 
 
-def _layout(manifold):
+def _layout(manifold: Manifold) -> tuple[int, ...]:
     """The array layout of one record in files: the first of the manifold's user layouts (Kendall:
     real landmarks ``(k, 2)``), else its point shape."""
     return tuple((tuple(manifold.user_point_shapes) or (tuple(manifold.point_shape),))[0])
 
 
-def _record_layouts(manifold):
+def _record_layouts(manifold: Manifold) -> set[tuple[int, ...]]:
     """Record shapes accepted from files: flat rows, the point shape and the user layouts."""
     layout = _layout(manifold)
     return {(int(np.prod(layout)),), tuple(manifold.point_shape), *map(tuple, manifold.user_point_shapes)}
 
 
-def size_option(name):
+def size_option(name: str) -> str:
     """``--dim``, ``--k`` or ``--landmarks``: the option that sets the size of manifold ``name``."""
     return SIZE_OPTIONS[dataclasses.fields(REGISTRY[name])[0].name]
 
 
-def build_manifold(name, data, sphere_radius=1.0, size=None, source="the file"):
+def build_manifold(name: str, data: Array, sphere_radius: float = 1.0, size: int | None = None,
+                   source: str = "the file") -> tuple[Manifold, Array]:
     """The manifold named ``name`` (``manifolds.REGISTRY``), of the given ``size`` or, without
     one, of the size read off the data's record width; and the records in its layout. Refuses
     records whose width or shape is not a layout of that manifold (messages give shapes, never
     values)."""
     if name not in REGISTRY:
         raise CliError(f"unknown manifold {name!r}")
-    cls, record_shape = REGISTRY[name], tuple(data.shape[1:])
+    cls: Any = REGISTRY[name]  # each class has from_width (not part of the Manifold protocol)
+    record_shape = tuple(data.shape[1:])
     width = int(np.prod(record_shape))
     options = {"radius": sphere_radius} if name == "sphere" else {}
     try:
         manifold = cls.from_width(width, **options) if size is None else cls(size, **options)
     except ValueError as err:
-        raise CliError(str(err)) from None
+        transposed = size is None and data.ndim == 2 and _fits(name, (data.shape[0],))
+        raise CliError(f"{err}{' (is the file transposed?)' if transposed else ''}") from None
     expected = int(np.prod(_layout(manifold)))
     if width != expected:
         transposed = data.ndim == 2 and data.shape[0] == expected
@@ -135,27 +165,105 @@ def build_manifold(name, data, sphere_radius=1.0, size=None, source="the file"):
     return manifold, data.reshape((data.shape[0],) + _layout(manifold))
 
 
-def _fits(name, record_shape):
+def _fits(name: str, record_shape: tuple[int, ...]) -> bool:
     """Whether records of ``record_shape`` are a layout of manifold ``name`` (for a hint)."""
     try:
-        return record_shape in _record_layouts(REGISTRY[name].from_width(int(np.prod(record_shape))))
+        cls: Any = REGISTRY[name]
+        return record_shape in _record_layouts(cls.from_width(int(np.prod(record_shape))))
     except ValueError:
         return False
 
 
-def parse_center(text, manifold):
-    """``origin`` (north pole, identity, e0, regular polygon, zero) or a file / comma list of numbers."""
+def parse_center(text: str, manifold: Manifold, reader: RecordReader | None = None,
+                 reader_width: int | None = None) -> Array:
+    """``origin`` (north pole, identity, e0, regular polygon, zero) or a file / comma list of
+    numbers: a point in the manifold's layout or, with ``reader`` (``--layout``, ``--input``), one
+    record as the file holds it (``reader_width`` numbers). On the sphere a typed direction a little
+    off the radius (rounded digits) is normalised with a ``CliNote``; far off, refused."""
     if text == "origin":
-        return manifold.origin
+        return np.asarray(manifold.origin)
     values = _center_values(text)
     layout = _layout(manifold)
     size = int(np.prod(layout))
+    if reader is not None and values.size == reader_width and values.size != size:
+        values = reader(values[None, :])[0].ravel()
     if values.size != size:
-        raise CliError(f"--center must have {size} numbers for {manifold!r}, got {values.size}")
-    return manifold.as_points(values.reshape(layout))
+        also = f" (or {reader_width} as the file's records)" if reader is not None and reader_width else ""
+        raise CliError(f"--center must have {size} numbers{also} for {manifold!r}, got {values.size}")
+    return _onto_sphere(np.asarray(manifold.as_points(values.reshape(layout))), manifold)
 
 
-def _center_values(text):
+def _onto_sphere(center: Array, manifold: Manifold) -> Array:
+    """A sphere centre within ``SPHERE_CENTER_TOLERANCE`` (relative) of the radius, normalised
+    with a ``CliNote``; the centre is public, so its norm may be quoted."""
+    if not isinstance(manifold, Sphere) or not np.all(np.isfinite(center)):
+        return center
+    norm, radius = float(np.linalg.norm(center)), float(manifold.radius)
+    off = abs(norm / radius - 1.0)
+    if off <= POINT_ATOL:
+        return center
+    if off > SPHERE_CENTER_TOLERANCE:
+        raise CliError(f"--center is not on the sphere of radius {radius:g}: its norm is {norm:.6g}, {off:.2g} (relative) "
+                       f"off; give a unit vector{' times --sphere-radius' if radius != 1.0 else ''} (one within "
+                       f"{SPHERE_CENTER_TOLERANCE:g} is normalised)")
+    warnings.warn(f"--center was normalised onto the sphere: its norm {norm:.8g} is {off:.2g} (relative) off the "
+                  f"radius {radius:g}", CliNote, stacklevel=2)
+    return center * (radius / norm)
+
+
+def _triangle_size(width: int) -> int | None:
+    """``k`` with ``k(k+1)/2 = width``, or ``None``."""
+    k = (math.isqrt(8 * width + 1) - 1) // 2 if width > 0 else 0
+    return k if k > 0 and k * (k + 1) // 2 == width else None
+
+
+def expand_triangle(data: Array, layout: str, size: int | None = None, source: str = "the file") -> Array:
+    """SPD records stored as one triangle, ``k(k+1)/2`` numbers a row, as symmetric ``(n, k, k)``
+    matrices. ``"triu"``: the upper triangle row by row (``X[numpy.triu_indices(k)]``: X11, X12, …,
+    X1k, X22, …); ``"tril"``: the lower triangle row by row (``X[numpy.tril_indices(k)]``: X11, X21,
+    X22, X31, …). The values are taken as they are (no √2 scaling of off-diagonal or diagonal
+    entries). ``size`` is ``--k``; without it ``k`` is read off the width."""
+    if layout not in LAYOUTS[1:]:
+        raise CliError(f"--layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if data.ndim != 2:
+        raise CliError(f"--layout {layout} needs one record per row; {source} holds an array of {data.ndim} axes")
+    width = int(data.shape[1])
+    k = _triangle_size(width) if size is None else size
+    if k is None or k * (k + 1) // 2 != width:
+        wanted = f"{size * (size + 1) // 2} numbers (--k {size})" if size is not None else "k(k+1)/2 numbers"
+        turned = _triangle_size(int(data.shape[0])) if size is None else size * (size + 1) // 2 == data.shape[0]
+        raise CliError(f"--layout {layout} expects records of {wanted}; {source} has records of {width} numbers"
+                       f"{' (is the file transposed?)' if turned else ''}")
+    rows, cols = np.triu_indices(k) if layout == "triu" else np.tril_indices(k)
+    out = np.empty((data.shape[0], k, k))
+    out[:, rows, cols] = data
+    out[:, cols, rows] = data
+    return out
+
+
+def latlon_to_unit(data: Array, source: str = "the file") -> Array:
+    """``(latitude, longitude)`` rows in degrees as unit vectors of S² ``(cos φ cos λ, cos φ sin λ,
+    sin φ)`` (the north pole, latitude 90, is ``(0, 0, 1)``, the sphere's ``origin``). A latitude
+    outside [−90, 90] is not a position: that row becomes NaN, an invalid record (replaced by the
+    centre, or refused with --strict), as a non-finite one is."""
+    if data.ndim != 2 or data.shape[1] != 2:
+        turned = data.ndim == 2 and data.shape[0] == 2
+        raise CliError(f"--input latlon expects records of 2 numbers (latitude, longitude in degrees); {source} has "
+                       f"records of shape {tuple(data.shape[1:])}{' (is the file transposed?)' if turned else ''}")
+    lat, lon = np.radians(data[:, 0]), np.radians(data[:, 1])
+    with np.errstate(invalid="ignore"):
+        out = np.stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)], axis=-1)
+        out[~(np.abs(data[:, 0]) <= 90.0)] = np.nan
+    return out
+
+
+def unit_to_latlon(points: Array) -> Array:
+    """Points of S² (any radius) as ``(latitude, longitude)`` in degrees, longitude in (−180, 180]."""
+    x, y, z = np.moveaxis(np.asarray(points, dtype=float), -1, 0)
+    return np.stack([np.degrees(np.arctan2(z, np.hypot(x, y))), np.degrees(np.arctan2(y, x))], axis=-1)
+
+
+def _center_values(text: str) -> Array:
     """The numbers of ``--center`` as a flat float array (the centre is public, but its file may
     not be: the parser's messages are not repeated)."""
     if text.lower().endswith(".npy"):
@@ -175,7 +283,7 @@ def _center_values(text):
     return values.astype(float).ravel()
 
 
-def check_output_path(text):
+def check_output_path(text: str) -> Path:
     """The ``--output`` path, checked before anything is computed: its directory must exist and
     be writable, and it must not itself be a directory."""
     path = Path(text)
@@ -189,7 +297,7 @@ def check_output_path(text):
     return path
 
 
-def write_atomically(path, text):
+def write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory, so that an
     error leaves no partial output (and an existing file untouched)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -204,7 +312,7 @@ def write_atomically(path, text):
         raise
 
 
-def _umask():
+def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

@@ -3,21 +3,28 @@
 experiments. Every error prints one line on stderr and exits with status 2 (130 when interrupted);
 messages never quote the data."""
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 import textwrap
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
 from . import __version__
-from ._cli_files import (SIZE_OPTIONS, CliError, build_manifold, check_output_path, load_records, parse_center,
-                         size_option, write_atomically)
+from ._cli_files import (INPUTS, LAYOUTS, SIZE_OPTIONS, Array, CliError, CliNote, RecordReader, build_manifold,
+                         check_output_path, expand_triangle, latlon_to_unit, load_records, parse_center, size_option,
+                         unit_to_latlon, write_atomically)
 from .manifolds import REGISTRY
+from .manifolds.base import Manifold
 from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
 from .privacy.mechanisms import is_hadamard
 from .privacy.radius_selection import AutoRadius
@@ -43,15 +50,26 @@ RADIUS_UNITS = {
 # Any other exception is reported by its type name alone: its message could quote data.
 LIBRARY_ERRORS = (ValueError, TypeError, RuntimeError, OverflowError, MemoryError, OSError)
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141  # 130, 141: as a shell reports SIGINT, SIGPIPE
+SPD_NAMES = ("spd-ai", "spd-le")
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+# A value that starts with '-' and is a number or a comma list of numbers (--center -0.45,0.2,0.87) is a
+# value, not an option: argparse's own rule takes a single negative number only.
+NEGATIVE_VALUE = re.compile(rf"^-{_NUMBER}(?:\s*,\s*[-+]?{_NUMBER})*$")
 
 
-def cmd_release(args):
+def cmd_release(args: argparse.Namespace) -> None:
     size = _explicit_size(args)
+    _check_record_options(args, size)
     output = check_output_path(args.output) if args.output else None
     data = load_records(args.data)
     sphere_radius = 1.0 if args.sphere_radius is None else args.sphere_radius
-    manifold, records = build_manifold(args.manifold, data, sphere_radius, size, source=Path(args.data).name)
-    center = parse_center(args.center, manifold)
+    source = Path(args.data).name
+    if args.layout != "full":
+        data = expand_triangle(data, args.layout, size, source)
+    elif args.input == "latlon":
+        data = latlon_to_unit(data, source) * sphere_radius
+    manifold, records = build_manifold(args.manifold, data, sphere_radius, size, source=source)
+    center = parse_center(args.center, manifold, *_center_reader(args, manifold))
     radius = args.radius
     if radius == "auto":
         radius = AutoRadius(quantile=args.radius_quantile, budget=args.radius_budget)
@@ -61,14 +79,36 @@ def cmd_release(args):
                                delta=args.delta, mechanism=args.mechanism, bound=args.bound,
                                calibration=args.calibration, restrict=args.restrict, round_to=args.round_to,
                                strict=args.strict, rng=args.seed)
-    text = rel.to_json(value=manifold.to_user(rel.point), indent=2)
+    value = manifold.to_user(rel.point)
+    text = rel.to_json(value=unit_to_latlon(value) if args.input == "latlon" else value, indent=2)
     if output is not None:
         write_atomically(output, text + "\n")
     else:
         print(text)
 
 
-def _explicit_size(args):
+def _check_record_options(args: argparse.Namespace, size: int | None) -> None:
+    """``--layout`` (SPD only) and ``--input latlon`` (S² only), refused elsewhere before reading."""
+    if args.layout != "full" and args.manifold not in SPD_NAMES:
+        raise CliError(f"--layout {args.layout} applies to --manifold {' or '.join(SPD_NAMES)} only, not {args.manifold}")
+    if args.input == "latlon" and (args.manifold != "sphere" or size not in (None, 2)):
+        raise CliError("--input latlon applies to --manifold sphere with --dim 2 (the 2-sphere) only, not "
+                       f"{args.manifold}{'' if size is None else f' {size_option(args.manifold)} {size}'}")
+
+
+def _center_reader(args: argparse.Namespace, manifold: Manifold) -> tuple[RecordReader | None, int | None]:
+    """How ``--center`` may also be typed as the file's records are (a triangle, a latitude and
+    longitude), and how many numbers that takes."""
+    if args.layout != "full":
+        k = int(manifold.point_shape[-1])
+        return (lambda rows: expand_triangle(rows, args.layout, k, "--center")), k * (k + 1) // 2
+    if args.input == "latlon":
+        radius = float(getattr(manifold, "radius", 1.0))
+        return (lambda rows: latlon_to_unit(rows, "--center") * radius), 2
+    return None, None
+
+
+def _explicit_size(args: argparse.Namespace) -> int | None:
     """The value of the manifold's own size option, or ``None``; refuses an option that belongs
     to another manifold (before anything is read)."""
     own = size_option(args.manifold)
@@ -77,10 +117,11 @@ def _explicit_size(args):
             raise CliError(f"{option} does not apply to --manifold {args.manifold}; its size option is {own}")
     if args.sphere_radius is not None and args.manifold != "sphere":
         raise CliError(f"--sphere-radius applies to --manifold sphere only, not {args.manifold}")
-    return getattr(args, own[2:])
+    size: int | None = getattr(args, own[2:])
+    return size
 
 
-def mechanism_support(manifold, mechanism):
+def mechanism_support(manifold: Manifold, mechanism: str) -> bool:
     """Whether ``mechanism`` runs on ``manifold``, read off its declared capabilities (the rule
     ``privacy.release.check_public`` applies)."""
     if mechanism == "tangent_gaussian":
@@ -88,16 +129,23 @@ def mechanism_support(manifold, mechanism):
     if mechanism in AMBIENT_MECHANISMS:
         return manifold.ambient_dim is not None
     if mechanism in WRAPPED_MECHANISMS:
-        return is_hadamard(manifold)
+        return bool(is_hadamard(manifold))
     if mechanism == "riemannian_gaussian":
         return manifold.homogeneous
     return True
 
 
-def mechanism_table():
+def example_manifold(name: str) -> Manifold:
+    """The first example of manifold ``name`` (``REGISTRY``): the tables read its capabilities."""
+    cls: Any = REGISTRY[name]  # each class has examples() (not part of the Manifold protocol)
+    example: Manifold = cls.examples()[0]
+    return example
+
+
+def mechanism_table() -> str:
     """The text of ``manifold-dp mechanisms``: mechanism × manifold, read off the capabilities of
     one example of each manifold in ``REGISTRY``, then how each mechanism runs."""
-    spaces = {name: cls.examples()[0] for name, cls in REGISTRY.items()}
+    spaces = {name: example_manifold(name) for name in REGISTRY}
     header = ["mechanism", "guarantee", *spaces]
     rows = [[mechanism, "(ε, δ)-DP" if mechanism in DELTA_MECHANISMS else "ε-DP",
              *("yes" if mechanism_support(m, mechanism) else "-" for m in spaces.values())] for mechanism in MECHANISMS]
@@ -107,8 +155,8 @@ def mechanism_table():
     return "\n".join(table + [""] + _mechanism_notes(spaces))
 
 
-def _mechanism_notes(spaces):
-    def where(test):
+def _mechanism_notes(spaces: dict[str, Manifold]) -> list[str]:
+    def where(test: Callable[[Manifold], bool]) -> str:
         return ", ".join(name for name, m in spaces.items() if test(m)) or "none"
 
     return [
@@ -130,15 +178,15 @@ def _mechanism_notes(spaces):
     ]
 
 
-def _flat(manifold):
+def _flat(manifold: Manifold) -> bool:
     return tuple(manifold.curvature_bounds) == (0.0, 0.0)
 
 
-def cmd_mechanisms(args):
+def cmd_mechanisms(args: argparse.Namespace) -> None:
     print(mechanism_table())
 
 
-def cmd_reproduce(args):
+def cmd_reproduce(args: argparse.Namespace) -> None:
     missing = [name for name in EXPERIMENT_EXTRAS if importlib.util.find_spec(name) is None]
     if missing:
         raise CliError(f"reproduce needs optional packages that are not installed ({', '.join(missing)}): {EXTRAS_HINT}")
@@ -151,7 +199,7 @@ def cmd_reproduce(args):
     print(f"wrote {md} and {page} ({len(results)} experiments)")
 
 
-def cmd_audit(args):
+def cmd_audit(args: argparse.Namespace) -> None:
     from .audit import SCENARIOS, audit, power_check
 
     names = args.scenarios or list(SCENARIOS)
@@ -180,23 +228,28 @@ def cmd_audit(args):
         raise CliError(f"the audited ε_LB exceeded the claimed ε for {', '.join(failed)}")
 
 
-def _progress(name, total):
+def _progress(name: str, total: int) -> Callable[[int, int], None] | None:
     """A one-line progress report on stderr (a terminal only)."""
     if not stderr_is_terminal():
         return None
     return lambda done, _: print(f"\raudit {name}: {done:,}/{total:,} releases", end="", file=sys.stderr, flush=True)
 
 
-def stderr_is_terminal():
+def stderr_is_terminal() -> bool:
     """Whether progress may be drawn: stderr is a terminal (not a log file, a pipe or CI)."""
     isatty = getattr(sys.stderr, "isatty", None)
     return bool(isatty and isatty())
 
 
 class _ArgumentParser(argparse.ArgumentParser):
-    """argparse, with usage errors in the same one-line form as every other error."""
+    """argparse, with usage errors in the same one-line form as every other error, and values
+    such as ``-0.45,0.2,0.87`` read as values (``NEGATIVE_VALUE``)."""
 
-    def error(self, message):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_VALUE
+
+    def error(self, message: str) -> NoReturn:
         message = " ".join(str(message).split())
         self.exit(EXIT_ERROR, f"manifold-dp: error: {message} (see '{self.prog} --help')\n")
 
@@ -206,18 +259,18 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescrip
     entropy") or the option is required; descriptions and epilogs as written; a help text's own
     line breaks kept (each line wrapped on its own, never inside an option name)."""
 
-    def _get_help_string(self, action):
+    def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        return text if action.required or "default" in text else super()._get_help_string(action)
+        return text if action.required or "default" in text else super()._get_help_string(action) or text
 
-    def _split_lines(self, text, width):
+    def _split_lines(self, text: str, width: int) -> list[str]:
         return [part for line in text.splitlines()
                 for part in textwrap.wrap(" ".join(line.split()), width, break_on_hyphens=False)]
 
 
-def _integer_at_least(minimum, why=""):
+def _integer_at_least(minimum: int, why: str = "") -> Callable[[str], int]:
     """An argparse ``type=`` for integers ``>= minimum``: bad values fail before any output."""
-    def parse(text):
+    def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
@@ -228,7 +281,7 @@ def _integer_at_least(minimum, why=""):
     return parse
 
 
-def _round_to(text):
+def _round_to(text: str) -> float | str | None:
     """``--round-to``: 'auto', 'none' or a number (the library checks the spacing)."""
     if text.strip().lower() in ("auto", "none"):
         return None if text.strip().lower() == "none" else "auto"
@@ -244,7 +297,7 @@ AUDIT_SAMPLES = _integer_at_least(
     "to bound epsilon, and needs enough releases beyond each threshold)")
 
 
-def _radius(text):
+def _radius(text: str) -> float | str:
     """``--radius``: a number, or 'auto' (a private radius; the library checks the number)."""
     if text.strip().lower() == "auto":
         return "auto"
@@ -254,14 +307,14 @@ def _radius(text):
         raise argparse.ArgumentTypeError(f"must be a radius > 0 or 'auto', got {text!r}") from None
 
 
-def radius_help():
+def radius_help() -> str:
     """``--radius`` help: the units and the upper limit ``r*`` per manifold, read off the classes."""
     lines = ["public radius r of the data ball around --center, chosen without looking at the data (records "
              "outside it are clipped into it), or 'auto': a private radius, the ε-DP --radius-quantile of the "
              "records' distances from the centre, chosen with --radius-budget of ε (the certificate shows both "
              "parts; docs/statistics.md). Its units (C: the centre, X: a record) and upper limit per manifold:"]
-    for name, cls in REGISTRY.items():
-        m = cls.examples()[0]
+    for name in REGISTRY:
+        m = example_manifold(name)
         limit = f"r < {m.assumption_radius:.4g}" if np.isfinite(m.assumption_radius) else "no upper limit"
         limit += " × --sphere-radius" if name == "sphere" else ""
         limit += f", but distance(origin, C) + r ≤ {m.max_reach:g}" if np.isfinite(m.max_reach) else ""
@@ -275,7 +328,7 @@ The release (JSON: value and certificate) goes to stdout or --output. Errors pri
 stderr and exit with status 2; nothing is written and no data value is quoted."""
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     p = _ArgumentParser(prog="manifold-dp", formatter_class=_HelpFormatter,
                         description="Differentially private Fréchet means on Riemannian manifolds.",
                         epilog="Exit status: 0 success, 2 error (one line on stderr), 130 interrupted,\n"
@@ -312,7 +365,7 @@ def parser():
     return p
 
 
-def _release_arguments(r):
+def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("data", help=".npy (records along axis 0, flat or in the manifold's layout), .csv (one record "
                                "per row, matrices flattened, no header) or .json (a list of records, or "
                                "{\"records\": [...]})")
@@ -325,7 +378,18 @@ def _release_arguments(r):
     r.add_argument("--landmarks", type=_integer_at_least(3), metavar="K",
                    help="kendall2d: k landmarks, records x1,y1,...,xk,yk of 2k numbers" + from_file)
     r.add_argument("--center", required=True, help="public centre of the data ball, chosen without looking at the "
-                   "data: 'origin' (north pole, identity, e0, regular polygon, zero), numbers 'a,b,c' or a .npy file")
+                   "data: 'origin' (north pole, identity, e0, regular polygon, zero), numbers 'a,b,c' (a leading minus "
+                   "is fine: --center -0.45,0.2,0.87 or --center=-0.45,0.2,0.87; with --layout or --input also as the "
+                   "file's records are written) or a .npy file. On the sphere a typed direction within 1%% of unit norm "
+                   "is normalised (with a note)")
+    r.add_argument("--layout", default="full", choices=LAYOUTS, help="spd-ai, spd-le: how a row holds one k×k "
+                   "matrix: 'full' (k*k numbers), 'triu' (the upper triangle row by row, k(k+1)/2 numbers, as "
+                   "X[numpy.triu_indices(k)]) or 'tril' (the lower triangle row by row, as X[numpy.tril_indices(k)]); "
+                   "values as they are, no √2 scaling")
+    r.add_argument("--input", default="records", choices=INPUTS, help="'records': points of the manifold; 'latlon' "
+                   "(sphere, 2-sphere only): latitude, longitude in degrees per row, converted to unit vectors (times "
+                   "--sphere-radius; a latitude outside [-90, 90] is an invalid record); --center may be a latitude, "
+                   "longitude too, and the released value is a latitude, longitude")
     r.add_argument("--radius", required=True, type=_radius, help=radius_help())
     r.add_argument("--radius-quantile", type=float, default=AutoRadius.quantile, metavar="Q",
                    help="--radius auto: the quantile q of the records' distances from the centre to aim for")
@@ -354,7 +418,7 @@ def _release_arguments(r):
     r.add_argument("--output", help="write the JSON to this file, whole or not at all (default: stdout)")
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0, 2 on any error, 130 when interrupted,
     141 when stdout is a pipe closed early, as in ``manifold-dp release ... | head``)."""
     try:
@@ -363,7 +427,7 @@ def main(argv=None):
         sys.stdout.flush()  # a pipe closed early fails here, not at interpreter exit
         return status
     except SystemExit as stop:  # --help, --version and usage errors, already printed
-        return stop.code
+        return stop.code if isinstance(stop.code, int) else EXIT_ERROR if stop.code else 0
     except KeyboardInterrupt:
         print("manifold-dp: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -372,7 +436,7 @@ def main(argv=None):
         return EXIT_BROKEN_PIPE
 
 
-def _run(args):
+def _run(args: argparse.Namespace) -> int:
     # numpy's floating-point warnings are expected on extreme inputs (the library checks its
     # results); warnings the library issues become one line each, after a successful run.
     with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
@@ -386,17 +450,23 @@ def _run(args):
         except Exception as err:  # noqa: BLE001 - its message could quote data: the type name only
             return _error(f"unexpected {type(err).__name__} (message withheld: it could quote the data); "
                           "please report it with the command that raised it")
-    for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
-        print(f"manifold-dp: warning: {message}", file=sys.stderr)
+    for line in dict.fromkeys(map(_warning_line, caught)):
+        print(line, file=sys.stderr)
     return 0
 
 
-def _error(message):
+def _warning_line(caught: warnings.WarningMessage) -> str:
+    """One stderr line: a ``CliNote`` as a note, anything else as a warning."""
+    kind = "note" if issubclass(caught.category, CliNote) else "warning"
+    return f"manifold-dp: {kind}: {' '.join(str(caught.message).split())}"
+
+
+def _error(message: str) -> int:
     print(f"manifold-dp: error: {message}", file=sys.stderr)
     return EXIT_ERROR
 
 
-def _discard_stdout():
+def _discard_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's final flush into the closed pipe
     does not print a traceback (stdout without a file descriptor, as under pytest: nothing to do)."""
     with contextlib.suppress(OSError, ValueError):
@@ -404,7 +474,7 @@ def _discard_stdout():
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def _one_line(err):
+def _one_line(err: BaseException) -> str:
     if isinstance(err, MemoryError):
         return "out of memory (try fewer records, or fewer --samples for an audit)"
     message = " ".join(str(err).split()) or type(err).__name__
