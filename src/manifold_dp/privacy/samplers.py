@@ -8,16 +8,30 @@ dimension and at every scale. The samplers depend only on the parameters they ar
 (``σ``, the manifold, the truncation), and every rejection loop stops after ``MAX_ROUNDS``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import betainc, betaln, logsumexp
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from .._typing import Array, BoolArray, FloatArray
+
+if TYPE_CHECKING:
+    from ..manifolds.base import Manifold
+
+LogDensity: TypeAlias = Callable[[FloatArray | np.float64], FloatArray]  # a vectorised log-density (or its derivative) of ρ
+ScalarOrArray: TypeAlias = Callable[[ArrayLike], FloatArray]  # the same, taking floats as well
+Size: TypeAlias = int | tuple[int, ...]
 
 __all__ = ["log_concave_envelope", "sample_log_concave", "laplace_radius_log_density",
-           "sample_laplace_radius", "gaussian_radius_log_density", "sample_gaussian_radius", "sample_radius_concave_volume", "cap_fraction_argument", "log_cap_fraction",
+           "sample_laplace_radius", "gaussian_radius_log_density", "sample_gaussian_radius", "sample_radius_concave_volume",
+           "cap_fraction_argument", "log_cap_fraction",
            "sample_cap_offset", "metropolis_hastings"]
 
 MAX_ROUNDS = 10_000  # public cap on rejection rounds: a broken envelope raises instead of hanging
@@ -25,13 +39,15 @@ _STEPS = np.ldexp(1.0, np.arange(-1074, 1024))  # 2^j over the whole float64 ran
 _SECTION_ROUNDS, _SECTION_POINTS = 12, 33  # 32^12 = 2^60: any bracket shrinks to float spacing
 
 
-def _batches(total, draw, accept_rate_guess=0.5, what="rejection sampler", max_rounds=MAX_ROUNDS):
+def _batches(total: int, draw: Callable[[int], tuple[FloatArray, BoolArray]], accept_rate_guess: float = 0.5,
+             what: str = "rejection sampler", max_rounds: int = MAX_ROUNDS) -> tuple[FloatArray, float]:
     """Fill ``total`` accepted values by at most ``max_rounds`` vectorised rejection rounds.
 
     ``draw(m) -> (values, accepted_mask)``. Returns ``(values, acceptance)``: accepted over
     proposed in all rounds (surplus accepted values are discarded, not miscounted). ``what``
     names the sampler and its public parameters for the error raised when the cap is hit.
     """
+    out: list[FloatArray]
     out, have, proposed = [], 0, 0
     rate = accept_rate_guess
     for _ in range(max_rounds):
@@ -50,7 +66,7 @@ def _batches(total, draw, accept_rate_guess=0.5, what="rejection sampler", max_r
 
 # --- log-concave densities on an interval ---------------------------------------------------
 
-def _crossing(pred, a, b):
+def _crossing(pred: Callable[[FloatArray], ArrayLike], a: float, b: float) -> tuple[float, float] | None:
     """``(lo, hi) ⊂ [a, b]`` bracketing where a monotone predicate turns True, to float spacing;
     ``None`` if it never does. ``pred`` is vectorised and False at ``a``; ``b`` may be ∞.
 
@@ -73,7 +89,8 @@ def _crossing(pred, a, b):
     return lo, hi
 
 
-def _mode_bracket(f, df, lower, upper, mode):
+def _mode_bracket(f: ScalarOrArray, df: ScalarOrArray, lower: float, upper: float,
+                  mode: float | None) -> tuple[float, float, float]:
     """``(p, q, top)``: the mode lies in ``[p, q]`` and ``top ≥ max f`` (see below)."""
     if mode is not None:  # a closed-form maximiser
         p = float(np.clip(mode, lower, upper))
@@ -94,7 +111,8 @@ def _mode_bracket(f, df, lower, upper, mode):
     return p, q, top
 
 
-def log_concave_envelope(log_f, dlog_f, lower, upper, mode=None):
+def log_concave_envelope(log_f: LogDensity, dlog_f: LogDensity, lower: float, upper: float,
+                         mode: float | None = None) -> tuple[_PiecewiseExponential, float]:
     """Envelope of a log-concave density ``∝ exp(log_f)`` on ``[lower, upper]``, as
     ``(envelope, top)``: ``exp(log_f(ρ) − top) ≤ exp(envelope.log_envelope(ρ))`` everywhere.
 
@@ -114,8 +132,8 @@ def log_concave_envelope(log_f, dlog_f, lower, upper, mode=None):
     first); the right side alike, and the total is at least the smaller ratio — in any
     dimension and at any scale. All values are relative to ``top``: nothing underflows.
     """
-    f = lambda t: np.asarray(log_f(np.asarray(t, float)), float)
-    df = lambda t: np.asarray(dlog_f(np.asarray(t, float)), float)
+    f: ScalarOrArray = lambda t: np.asarray(log_f(np.asarray(t, float)), float)
+    df: ScalarOrArray = lambda t: np.asarray(dlog_f(np.asarray(t, float)), float)
     if not upper > lower:
         raise ValueError(f"need upper > lower, got lower={lower!r}, upper={upper!r}")
     with np.errstate(all="ignore"):
@@ -128,6 +146,7 @@ def log_concave_envelope(log_f, dlog_f, lower, upper, mode=None):
             if bracket is None:
                 raise ValueError("the density does not decay: it is not integrable")
             x_r = bracket[1]
+        alpha: list[Any]
         left, right, alpha, beta = [x_l], [x_r], [0.0], [0.0]
         if x_l > lower:  # tangent at x_l, anchored at `lower`
             s = float(df(x_l))
@@ -140,7 +159,8 @@ def log_concave_envelope(log_f, dlog_f, lower, upper, mode=None):
     return _PiecewiseExponential(*(np.array(v, float) for v in (left, right, alpha, beta))), top
 
 
-def sample_log_concave(log_f, dlog_f, lower, upper, size, rng, mode=None, what="log-concave sampler"):
+def sample_log_concave(log_f: LogDensity, dlog_f: LogDensity, lower: float, upper: float, size: int, rng: RngLike,
+                       mode: float | None = None, what: str = "log-concave sampler") -> tuple[FloatArray, float]:
     """Exact draws from the density ``∝ exp(log_f(ρ))`` on ``[lower, upper]`` (``upper`` may be
     ∞ when ``log_f`` → −∞ at least linearly), ``log_f`` concave with derivative ``dlog_f``
     (both vectorised; ``−∞`` allowed). Rejection from ``log_concave_envelope`` (acceptance
@@ -151,10 +171,11 @@ def sample_log_concave(log_f, dlog_f, lower, upper, size, rng, mode=None, what="
     return _sample_from_envelope(log_f, env, top, size, rng, what)
 
 
-def _sample_from_envelope(log_f, env, top, size, rng, what):
+def _sample_from_envelope(log_f: LogDensity, env: _PiecewiseExponential, top: float, size: int,
+                          rng: np.random.Generator, what: str) -> tuple[FloatArray, float]:
     """The rejection rounds of ``sample_log_concave`` for an envelope already built."""
 
-    def draw(m):
+    def draw(m: int) -> tuple[FloatArray, BoolArray]:
         r = env.sample(m, rng)
         bound = env.log_envelope(r)
         with np.errstate(all="ignore"):
@@ -168,7 +189,7 @@ def _sample_from_envelope(log_f, env, top, size, rng, what):
 
 # --- the Laplace radius on every radial manifold -------------------------------------------
 
-def laplace_radius_log_density(manifold, sigma):
+def laplace_radius_log_density(manifold: Manifold, sigma: float) -> tuple[LogDensity, LogDensity]:
     """``(log_f, dlog_f)`` of the radial Laplace law ``∝ e^(−ρ/σ) J(ρ)``, concave in ``ρ``: the
     manifold's own ``log_volume`` and ``log_volume_slope`` (constant curvature:
     ``J = sn_κ(ρ)^(d−1)``; Kendall: ``(2m−1) log sin ρ + log cos ρ`` with ``d = 2m``)."""
@@ -178,7 +199,8 @@ def laplace_radius_log_density(manifold, sigma):
     return (lambda r: log_j(r) - r / sigma), (lambda r: slope(r) - 1.0 / sigma)
 
 
-def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
+def sample_laplace_radius(manifold: Manifold, sigma: float, size: Size | None, rng: RngLike,
+                          rho_max: float | None = None) -> tuple[FloatArray, float]:
     """Radii ``ρ`` with density ``∝ e^(−ρ/σ) J(ρ)`` on ``[0, min(range, rho_max)]``.
 
     Unbounded flat spaces: ``Gamma(d, σ)`` exactly (2021 App. A.4). Every other case (sphere,
@@ -189,7 +211,7 @@ def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
     rng = as_generator(rng)
     d = manifold.dim
     restricted = rho_max is not None and np.isfinite(rho_max)
-    upper = min(float(manifold.radial_range[1]), float(rho_max) if restricted else np.inf)
+    upper = min(float(manifold.radial_range[1]), float(cast(float, rho_max)) if restricted else np.inf)
     n = int(np.prod(size)) if size is not None else 1
     shape = () if size is None else size
     if not upper > 0:
@@ -206,7 +228,8 @@ def sample_laplace_radius(manifold, sigma, size, rng, rho_max=None):
 
 
 @lru_cache(maxsize=256)
-def _laplace_radius_envelope(manifold, sigma, upper):
+def _laplace_radius_envelope(manifold: Manifold, sigma: float,
+                             upper: float) -> tuple[LogDensity, _PiecewiseExponential, float]:
     """``(log_f, envelope, top)`` of the radial Laplace law: a function of public parameters only,
     built once per ``(manifold, σ, truncation)`` (building it is most of a single draw's work)."""
     log_f, dlog_f = laplace_radius_log_density(manifold, sigma)
@@ -218,7 +241,7 @@ def _laplace_radius_envelope(manifold, sigma, upper):
 
 # --- the Gaussian radius on every radial manifold ------------------------------------------
 
-def gaussian_radius_log_density(manifold, sigma):
+def gaussian_radius_log_density(manifold: Manifold, sigma: float) -> tuple[LogDensity, LogDensity]:
     """``(log_f, dlog_f)`` of the radial law of the Riemannian Gaussian ``∝ e^(−ρ²/(2σ²)) J(ρ)``:
     concave in ``ρ`` wherever ``log J`` is (sphere, Kendall, hyperbolic, flat), as ``−ρ²/(2σ²)`` is."""
     if not manifold.radial:
@@ -228,7 +251,7 @@ def gaussian_radius_log_density(manifold, sigma):
     return (lambda r: log_j(r) - 0.5 * inv * r * r), (lambda r: slope(r) - inv * r)
 
 
-def sample_gaussian_radius(manifold, sigma, size, rng):
+def sample_gaussian_radius(manifold: Manifold, sigma: float, size: Size | None, rng: RngLike) -> tuple[FloatArray, float]:
     """Radii ``ρ`` with density ``∝ e^(−ρ²/(2σ²)) J(ρ)`` on the whole ``radial_range``.
 
     Unbounded flat spaces: ``σ·χ_d`` exactly. Every other radial space: ``sample_log_concave`` from
@@ -248,7 +271,7 @@ def sample_gaussian_radius(manifold, sigma, size, rng):
 
 
 @lru_cache(maxsize=256)
-def _gaussian_radius_envelope(manifold, sigma):
+def _gaussian_radius_envelope(manifold: Manifold, sigma: float) -> tuple[LogDensity, _PiecewiseExponential, float]:
     """``(log_f, envelope, top)`` of the Gaussian radius law (public parameters only)."""
     log_f, dlog_f = gaussian_radius_log_density(manifold, sigma)
     flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
@@ -263,18 +286,23 @@ class _PiecewiseExponential:
     at the left end (anchoring there keeps ``β_j t_j`` from cancelling); the last piece may be
     infinite (then ``β < 0``)."""
 
-    left: np.ndarray
-    right: np.ndarray
-    alpha: np.ndarray
-    beta: np.ndarray
+    left: FloatArray
+    right: FloatArray
+    alpha: FloatArray
+    beta: FloatArray
+    if TYPE_CHECKING:  # set in __post_init__
+        @property
+        def log_mass(self) -> FloatArray: ...
+        @property
+        def _cdf(self) -> FloatArray: ...
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         log_mass = _log_piece_mass(self.left, self.right, self.alpha, self.beta)
         p = np.exp(log_mass - logsumexp(log_mass))
         object.__setattr__(self, "log_mass", log_mass)
         object.__setattr__(self, "_cdf", np.cumsum(p) / p.sum())
 
-    def sample(self, m, rng):
+    def sample(self, m: int, rng: np.random.Generator) -> FloatArray:
         j = np.minimum(np.searchsorted(self._cdf, rng.uniform(size=m), side="right"), len(self._cdf) - 1)
         a, b, beta = self.left[j], self.right[j], self.beta[j]
         u = rng.uniform(size=m)
@@ -287,12 +315,12 @@ class _PiecewiseExponential:
             flat = a + u * width
         return np.clip(np.where(np.abs(bw) < 1e-12, flat, np.where(beta < 0, down, up)), a, b)
 
-    def log_envelope(self, rho):
+    def log_envelope(self, rho: FloatArray) -> FloatArray:
         j = np.clip(np.searchsorted(self.left, rho, side="right") - 1, 0, len(self.left) - 1)
         return self.alpha[j] + self.beta[j] * (rho - self.left[j])
 
 
-def _log_piece_mass(left, right, alpha, beta):
+def _log_piece_mass(left: FloatArray, right: FloatArray, alpha: FloatArray, beta: FloatArray) -> FloatArray:
     """``log ∫_a^b exp(α + β(ρ − a)) dρ`` per piece, without overflow (``b = ∞`` needs ``β < 0``)."""
     with np.errstate(all="ignore"):
         x = beta * (right - left)
@@ -302,7 +330,8 @@ def _log_piece_mass(left, right, alpha, beta):
     return np.where(np.abs(x) < 1e-12, flat, np.where(x > 0, rising, falling))
 
 
-def _concave_volume_envelope(manifold, t, G_t, sigma, log_cap=None):
+def _concave_volume_envelope(manifold: Manifold, t: FloatArray, G_t: FloatArray, sigma: float,
+                             log_cap: LogDensity | None = None) -> tuple[_PiecewiseExponential, FloatArray]:
     """Per cell ``[t_j, t_(j+1)]``: the tangent of ``log J`` at the midpoint plus ``−G/σ``
     (linear there), plus ``log_cap`` at the cell's left end (``log_cap`` is non-increasing), and
     the cell's worst log gap to the target (the tangent's gap is convex: worst at an end)."""
@@ -321,7 +350,9 @@ def _concave_volume_envelope(manifold, t, G_t, sigma, log_cap=None):
     return _PiecewiseExponential(a, b, alpha, beta), np.nan_to_num(gap, nan=np.inf)
 
 
-def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng, rounds=60, max_cells=20_000, log_cap=None):
+def sample_radius_concave_volume(manifold: Manifold, grid: FloatArray, G: FloatArray, sigma: float, size: int, rng: RngLike,
+                                 rounds: int = 60, max_cells: int = 20_000,
+                                 log_cap: LogDensity | None = None) -> tuple[FloatArray, float]:
     """``ρ`` with density ``∝ J(ρ) exp(−G(ρ)/σ) C(ρ)`` on ``[0, grid[-1]]`` where ``G`` is linear
     between the ``grid`` points, ``log J`` is concave (sphere, Kendall, hyperbolic, flat) and
     ``C = exp(log_cap)`` is non-increasing (default 1): on each cell the tangent of ``log J`` at the
@@ -340,7 +371,7 @@ def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng, rounds=60,
             break
         t = np.sort(np.concatenate([t, 0.5 * (t[:-1] + t[1:])[split]]))
 
-    def draw(m):
+    def draw(m: int) -> tuple[FloatArray, BoolArray]:
         r = env.sample(m, rng)
         with np.errstate(divide="ignore", invalid="ignore"):
             target = manifold.log_volume(r) - np.interp(r, grid, G) / sigma + (0.0 if log_cap is None else log_cap(r))
@@ -362,24 +393,24 @@ def sample_radius_concave_volume(manifold, grid, G, sigma, size, rng, rounds=60,
 # (t is increasing when a ≤ r < π/(2√κ)): a law ∝ J(ρ) e^(−G(ρ)/σ) restricted to the ball has
 # the radial marginal ∝ J(ρ) e^(−G(ρ)/σ) C(ρ) and, given ρ, a direction uniform on its cap.
 
-def cap_fraction_argument(kappa, a, r, rho):
+def cap_fraction_argument(kappa: float, a: float, r: float, rho: ArrayLike) -> FloatArray:
     """``x = (1 − t(ρ))/2`` for the cap above (``x ≥ 1``: every direction; ``x ≤ 0``: none),
     in the cancellation-free form ``sn((r+a−ρ)/2)·sn((r−a+ρ)/2) / (sn(a)·sn(ρ))``."""
     rho = np.asarray(rho, float)
-    sn = lambda s: s * sn_over_abs(s, kappa)
+    sn: Callable[[Any], Any] = lambda s: s * sn_over_abs(s, kappa)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = sn(0.5 * (r + a - rho)) * sn(0.5 * (r - a + rho)) / (sn(a) * sn(rho))
     return np.where(rho <= 0, np.where(a < r, np.inf, 0.5), x)
 
 
-def sn_over_abs(s, kappa):
+def sn_over_abs(s: ArrayLike, kappa: float) -> FloatArray:
     """``sn_κ(s)/s`` for any sign of ``s`` (an even function)."""
     from ..manifolds.base import sn_over
 
     return sn_over(np.abs(s), kappa)
 
 
-def log_cap_fraction(x, d):
+def log_cap_fraction(x: ArrayLike, d: int) -> FloatArray:
     """``log I_x(α, α)``, ``α = (d−1)/2``: the log fraction of the unit sphere ``S^(d−1)`` in a cap
     of argument ``x`` (``x ≥ 1``: 0; ``x ≤ 0``: −∞). ``betainc`` where it does not underflow;
     deeper in the tail the series ``I_x(α, α) = x^α (1−x)^α / (α B(α, α)) · Σ_j (2α)_j/(α+1)_j x^j``
@@ -407,7 +438,7 @@ def log_cap_fraction(x, d):
     return np.where(x >= 1.0, 0.0, np.where(x <= 0.0, -np.inf, out))
 
 
-def sample_cap_offset(x, d, rng, max_rounds=MAX_ROUNDS):
+def sample_cap_offset(x: FloatArray, d: int, rng: np.random.Generator, max_rounds: int = MAX_ROUNDS) -> FloatArray:
     """``y = (1 − ⟨u, v⟩)/2`` for ``u`` uniform on the cap of argument ``x`` (one per entry of
     ``x``): ``Beta(α, α)`` conditioned on ``y ≤ x``, exactly. ``d = 2``: the angle is uniform,
     ``y = sin²(U·arcsin √x)``; ``d = 3``: ``y`` uniform on ``[0, x]`` (Archimedes); ``d ≥ 4``: the
@@ -446,7 +477,9 @@ def sample_cap_offset(x, d, rng, max_rounds=MAX_ROUNDS):
 
 # --- Metropolis–Hastings (cross-check only) -----------------------------------------------
 
-def metropolis_hastings(manifold, log_density, start, n_steps, step_size, *, rng=None, inside=None):
+def metropolis_hastings(manifold: Manifold, log_density: Callable[[Array], Any], start: ArrayLike, n_steps: int,
+                        step_size: float, *, rng: RngLike = None,
+                        inside: Callable[[Array], Any] | None = None) -> tuple[Array, FloatArray]:
     """Random-walk MH on ``manifold`` with proposals ``exp_x(step_size·ξ)``, ``ξ`` standard
     Gaussian in ``T_x M`` (symmetric on these homogeneous spaces). Proposals outside
     ``inside`` (a predicate) are rejected. **Approximate**: the output is not an exact draw,

@@ -15,13 +15,29 @@ Both are exact rejection samplers of the same targets as the batched ones: the l
 the same, the stream of random numbers it reads is not.
 """
 
+from __future__ import annotations
+
 import math
 from bisect import bisect_right
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .samplers import MAX_ROUNDS, _crossing, _log_piece_mass, _mode_bracket, _PiecewiseExponential, laplace_radius_log_density
+from .._typing import FloatArray
+from .samplers import (
+    MAX_ROUNDS,
+    LogDensity,
+    ScalarOrArray,
+    _crossing,
+    _log_piece_mass,
+    _mode_bracket,
+    _PiecewiseExponential,
+    laplace_radius_log_density,
+)
+
+if TYPE_CHECKING:
+    from ..manifolds.base import Manifold
 
 __all__ = ["ScalarPieces", "laplace_radius_single_sampler"]
 
@@ -35,9 +51,18 @@ class ScalarPieces:
     ``j`` by ``u`` and ``ρ`` in it by the inverse CDF at ``v`` (the same formulas as
     ``_PiecewiseExponential.sample``); ``log_envelope(j, ρ)`` is its log height there."""
 
-    __slots__ = ("cdf", "left", "right", "alpha", "beta", "stretch", "kind", "last")
+    __slots__ = ("alpha", "beta", "cdf", "kind", "last", "left", "right", "stretch")
 
-    def __init__(self, env):
+    cdf: list[float]
+    left: list[float]
+    right: list[float]
+    alpha: list[float]
+    beta: list[float]
+    stretch: list[float]
+    kind: list[int]
+    last: int
+
+    def __init__(self, env: _PiecewiseExponential) -> None:
         with np.errstate(over="ignore", invalid="ignore"):
             bw = env.beta * (env.right - env.left)
             kind = np.where(np.abs(bw) < 1e-12, 0, np.where(env.beta < 0, 1, 2))
@@ -46,7 +71,7 @@ class ScalarPieces:
         self.left, self.right, self.alpha, self.beta = (a.tolist() for a in (env.left, env.right, env.alpha, env.beta))
         self.last = len(self.cdf) - 1
 
-    def draw(self, u, v):
+    def draw(self, u: float, v: float) -> tuple[int, float]:
         j = min(bisect_right(self.cdf, u), self.last)
         a, b, kind = self.left[j], self.right[j], self.kind[j]
         if kind == 0:
@@ -57,7 +82,7 @@ class ScalarPieces:
             r = b + math.log1p((1.0 - v) * self.stretch[j]) / self.beta[j]
         return j, min(max(r, a), b)
 
-    def log_envelope(self, j, r):
+    def log_envelope(self, j: int, r: float) -> float:
         return self.alpha[j] + self.beta[j] * (r - self.left[j])
 
 
@@ -70,12 +95,12 @@ class _SingleRadius:
     negligible are halved. Everything is relative to ``top ≥ max log_f``; a function of public
     parameters only."""
 
-    def __init__(self, log_f, dlog_f, upper, what):
-        f = lambda t: np.asarray(log_f(np.asarray(t, float)), float)
-        df = lambda t: np.asarray(dlog_f(np.asarray(t, float)), float)
+    def __init__(self, log_f: LogDensity, dlog_f: LogDensity, upper: float, what: str) -> None:
+        f: ScalarOrArray = lambda t: np.asarray(log_f(np.asarray(t, float)), float)
+        df: ScalarOrArray = lambda t: np.asarray(dlog_f(np.asarray(t, float)), float)
         self.log_f, self.what = log_f, what
         with np.errstate(all="ignore"):
-            p, q, top = _mode_bracket(f, df, 0.0, upper, None)
+            _p, q, top = _mode_bracket(f, df, 0.0, upper, None)
             if np.isfinite(upper) and f(upper) >= top - SINGLE_TAIL:
                 end = upper
             else:
@@ -110,7 +135,7 @@ class _SingleRadius:
         self.slope = slope.tolist()
 
     @staticmethod
-    def _cells(f, df, t, top):
+    def _cells(f: ScalarOrArray, df: ScalarOrArray, t: FloatArray, top: float) -> tuple[FloatArray, ...]:
         """Per cell ``[a, b]``: ``(a, b, α, β, low, slope)`` — the midpoint tangent as ``α + β(ρ − a)``
         (relative to ``top``) and the chord minus the tangent as ``low + slope·(ρ − a)`` (≤ 0;
         ``low = −∞`` where ``log_f(a) = −∞``)."""
@@ -122,7 +147,8 @@ class _SingleRadius:
         slope = np.where(np.isfinite(low), (fb - fa) / (b - a) - beta, 0.0)
         return a, b, alpha, beta, np.where(np.isfinite(low), low, -np.inf), slope
 
-    def _check_concave(self, f, df, t, top, alpha, beta, low, slope):
+    def _check_concave(self, f: ScalarOrArray, df: ScalarOrArray, t: FloatArray, top: float, alpha: FloatArray,
+                       beta: FloatArray, low: FloatArray, slope: FloatArray) -> None:
         """The tangent above and the chord below ``log_f`` at seven points inside every cell: a
         ``log_f`` that is not concave (a broken volume density) is refused here, once. The
         tolerance allows for rounding the point itself (``|log_f'|·ulp``: steep near a zero of ``J``)."""
@@ -136,7 +162,7 @@ class _SingleRadius:
         if np.any(value > upper + tol) or np.any(value < lower - tol):
             raise RuntimeError(f"{self.what}: envelope violated (the log-density is not concave)")
 
-    def draw(self, rng):
+    def draw(self, rng: np.random.Generator) -> tuple[float, int]:
         """``(ρ, proposals)``: one exact draw and the number of proposals it took."""
         pieces, low, slope = self.pieces, self.low, self.slope
         for proposals in range(1, MAX_ROUNDS + 1):
@@ -158,15 +184,15 @@ class _SingleRadius:
 class _GammaRadius:
     """The unbounded flat case: ``Gamma(d, σ)`` exactly, one proposal."""
 
-    def __init__(self, d, sigma):
+    def __init__(self, d: int, sigma: float) -> None:
         self.d, self.sigma = d, sigma
 
-    def draw(self, rng):
+    def draw(self, rng: np.random.Generator) -> tuple[float, int]:
         return float(rng.gamma(self.d, self.sigma)), 1
 
 
 @lru_cache(maxsize=256)
-def laplace_radius_single_sampler(manifold, sigma):
+def laplace_radius_single_sampler(manifold: Manifold, sigma: float) -> _SingleRadius | _GammaRadius:
     """A sampler of one radius of the unrestricted law of ``sample_laplace_radius`` at a time:
     ``.draw(rng) -> (ρ, proposals)`` (a Python float and how many proposals it took). ``Gamma(d, σ)``
     on unbounded flat spaces, else one proposal at a time from the envelope of ``_SingleRadius`` —
