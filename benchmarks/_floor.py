@@ -1,4 +1,4 @@
-"""The issue-15 target rows: each release path against the floor the hardware sets, as a ratio
+"""The close-to-the-floor target rows: each release path against the floor the hardware sets, as a ratio
 measured in the same run (``python benchmarks/run.py --only floor``).
 
 Every ratio compares the time of our path with the time of a minimal operation on the same data: one batched ``eigh`` over the records (SPD), one ``np.arccos(X @ mu)`` pass (S²), a
@@ -28,7 +28,7 @@ from manifold_dp.privacy import RiemannianLaplace
 
 __all__ = ["blas_setting", "bench_floor"]
 
-SECTION = "Close to the floor (issue 15): ratios measured in the same run"
+SECTION = "Close to the floor: ratios measured in the same run"
 
 
 def blas_setting():
@@ -45,7 +45,7 @@ def blas_setting():
 
         setting = describe()
     except ImportError:
-        BLAS_THREADS, setting = None, "no library thread limit (before issue 15)"
+        BLAS_THREADS, setting = None, "no library thread limit (an older tree)"
     try:
         from manifold_dp.manifolds.sphere_kernels import kernels
 
@@ -262,7 +262,7 @@ def bench_single_draws(tab, quick, rng, out):
 
 
 def bench_floor(tab, quick, rng):
-    """Every target row of issue 15; returns ``{row: ratio}`` for the JSON record."""
+    """Every close-to-the-floor target row; returns ``{row: ratio}`` for the JSON record."""
     out = {}
     setting, _ = blas_setting()
     tab.add(SECTION, "BLAS and thread setting", setting)

@@ -35,7 +35,7 @@ from manifold_dp.privacy.samplers import metropolis_hastings
 from manifold_dp.stats import riemannian_gradient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _floor import bench_floor, blas_setting  # noqa: E402  (the issue-15 target rows)
+from _floor import bench_floor, blas_setting  # noqa: E402  (the close-to-the-floor target rows)
 
 HERE = Path(__file__).resolve().parent
 TOL = 1e-10  # every Fréchet mean is compared at ‖∇F‖ ≤ TOL, F = (1/2n) Σ ρ²(x, x_i)
@@ -199,7 +199,7 @@ def bench_kng(tab, quick, rng):
 
 
 def bench_high_dim(tab, quick, rng):
-    """S⁷⁶⁷ and H¹²⁷ releases at n = 1000 (issue target: succeed, acceptance ≥ 0.3): one public
+    """S⁷⁶⁷ and H¹²⁷ releases at n = 1000 (target: succeed, acceptance ≥ 0.3): one public
     release timed, and the sampler's acceptance over many draws from the same calibrated plan."""
     from manifold_dp.privacy.mechanisms import _ball_draw
     from manifold_dp.privacy.release import plan_release
@@ -407,7 +407,7 @@ def main(argv=None):
     ap.add_argument("--geomstats", choices=["auto", "skip"], default="auto")
     ap.add_argument("--reproduce", choices=["auto", "none", "quick", "full"], default="auto")
     ap.add_argument("--only", choices=["high-dim", "floor"],
-                    help="run one section only (writes high_dim.md, or floor.md for the issue-15 target rows)")
+                    help="run one section only (writes high_dim.md, or floor.md for the close-to-the-floor target rows)")
     args = ap.parse_args(argv)
     if args.only == "high-dim":
         tab = Table()
@@ -445,7 +445,7 @@ def main(argv=None):
     bench_kng(tab, args.quick, rng)
     print("high-dimensional samplers ...", flush=True)
     bench_high_dim(tab, args.quick, rng)
-    print("close to the floor (issue 15) ...", flush=True)
+    print("close to the floor ...", flush=True)
     floor = bench_floor(tab, args.quick, rng)
     print("Fréchet means vs pyRiemann and geomstats ...", flush=True)
     bench_means(tab, args.quick, rng, data, gs)

@@ -1,7 +1,7 @@
-"""The S² row of issue 15 for one or more source trees, alternated on the same data: the private
+"""The S² release row of the floor table for one or more source trees, alternated on the same data: the private
 Fréchet mean at n = 10⁶, r = π/8, against one ``np.arccos(X @ mu)`` pass (the floor, the faster of
 numpy's BLAS threading and our thread limit), and the certified mean of each tree compared with the
-first tree's (issue 15: "results agree with the previous implementation to 1e-12").
+first tree's (they should agree to 1e-12).
 
     python benchmarks/sphere_release.py                       # this checkout's src/
     python benchmarks/sphere_release.py src /path/to/old/src  # A/B: each tree in its own process
