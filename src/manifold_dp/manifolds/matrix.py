@@ -4,20 +4,25 @@ root, and a logarithm by matrix products alone for spectra in a known band: ``lo
 Every function takes arrays of shape ``(..., k, k)`` and broadcasts over the leading axes.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._threads import blas_limited_unless_tiny
+from .._typing import FloatArray
 
 __all__ = ["triu_indices", "sym", "eig_apply", "eig_weighted_sum", "funm_sym", "expm_sym", "logm_spd", "sqrtm_spd",
            "vecd", "invvecd", "vech", "invvech", "LogBandPlan", "logm_band_plan", "logm_band", "flush_tiny"]
 
 
 @lru_cache(maxsize=64)
-def triu_indices(k, offset=0):
+def triu_indices(k: int, offset: int = 0) -> tuple[Any, Any]:
     """``np.triu_indices(k, offset)``, computed once per ``(k, offset)`` (single draws ask for it
     every time)."""
     rows, cols = np.triu_indices(k, offset)
@@ -25,17 +30,17 @@ def triu_indices(k, offset=0):
     return rows, cols
 
 
-def sym(a):
+def sym(a: FloatArray) -> FloatArray:
     """Symmetric part ``(a + aᵀ)/2`` of ``(..., k, k)`` matrices."""
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
-def eig_apply(u, values):
+def eig_apply(u: FloatArray, values: FloatArray) -> FloatArray:
     """``u diag(values) uᵀ`` for eigen-pairs from ``eigh`` (the inverse of a decomposition)."""
     return (u * values[..., None, :]) @ np.swapaxes(u, -1, -2)
 
 
-def eig_weighted_sum(u, values):
+def eig_weighted_sum(u: ArrayLike, values: ArrayLike) -> FloatArray:
     """``Σ_i u_i diag(values_i) u_iᵀ`` over a batch ``(n, k, k)`` of eigenvector matrices and
     ``(n, k)`` values: one ``(k, nk) × (nk, k)`` matrix product instead of ``n`` small ones."""
     u, values = np.asarray(u, float), np.asarray(values, float)
@@ -44,24 +49,24 @@ def eig_weighted_sum(u, values):
 
 
 @blas_limited_unless_tiny
-def funm_sym(a, func):
+def funm_sym(a: FloatArray, func: Callable[[FloatArray], FloatArray]) -> FloatArray:
     """``f(a)`` for symmetric ``a`` with ``f`` applied to the eigenvalues."""
     w, u = np.linalg.eigh(a)
     return eig_apply(u, func(w))
 
 
-def expm_sym(a):
+def expm_sym(a: FloatArray) -> FloatArray:
     """Matrix exponential of symmetric matrices."""
     return funm_sym(a, np.exp)
 
 
-def logm_spd(a):
+def logm_spd(a: FloatArray) -> FloatArray:
     """Principal matrix logarithm of SPD matrices."""
     return funm_sym(a, np.log)
 
 
 @blas_limited_unless_tiny
-def sqrtm_spd(a):
+def sqrtm_spd(a: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Square root and inverse square root of SPD matrices, from one decomposition."""
     w, u = np.linalg.eigh(a)
     s = np.sqrt(w)
@@ -86,7 +91,7 @@ class LogBandPlan(NamedTuple):
 
 
 @lru_cache(maxsize=64)
-def logm_band_plan(t, tol):
+def logm_band_plan(t: float, tol: float) -> LogBandPlan | None:
     """The cheapest ``LogBandPlan`` whose ``bound`` is ``≤ tol`` on ``[e^−t, e^t]`` (``None`` if none
     within 12 doublings and 400 terms, or ``t > 20``). The bound, per eigenvalue ``λ`` (every step is a polynomial
     of ``a``, so the matrix error is the scalar one on the spectrum): with ``q = tanh(t/2)``,
@@ -119,7 +124,7 @@ def logm_band_plan(t, tol):
 FLUSH = 2.0**-400  # logm_band rounds every product's operands to this grid near 0 (flush_tiny)
 
 
-def flush_tiny(a):
+def flush_tiny(a: FloatArray) -> FloatArray:
     """``a + C − C`` in place, ``C = 2^−400``: entries below ``2^−347`` move to a multiple of
     ``2^−452`` (by less than that), larger ones stay exactly. Every operand of a product is then 0
     or at least ``2^−452`` in size, so no product or sum of products is subnormal (``≥ 2^−957``):
@@ -130,7 +135,7 @@ def flush_tiny(a):
     return a
 
 
-def logm_band(a, plan):
+def logm_band(a: ArrayLike, plan: LogBandPlan) -> FloatArray:
     """``Logm`` of symmetric ``(n, k, k)`` matrices whose eigenvalues lie in ``[e^−t, e^t]``
     (``plan = logm_band_plan(t, tol)``), within ``plan.bound`` in the spectral norm (plus rounding),
     by ``plan.products`` matrix products per matrix and no decomposition: ``Z = I − 2(a + I)^−1`` from
@@ -185,7 +190,7 @@ def logm_band(a, plan):
     return flush_tiny(out)
 
 
-def sqrtm_spd_one(a, floats=False):
+def sqrtm_spd_one(a: FloatArray, floats: bool = False) -> Any:
     """``sqrtm_spd(a)[0]`` of one matrix; at ``k = 2`` the closed form ``(a + sI)/√(tr a + 2s)``,
     ``s = √det a`` (Python floats; the eigen route where ``det a`` does not come out positive).
     ``floats``: nested lists of Python floats instead of an array."""
@@ -201,20 +206,20 @@ def sqrtm_spd_one(a, floats=False):
             if det > 0.0:
                 s = math.sqrt(det)
                 t = math.ldexp(math.sqrt(p + r + 2.0 * s), -e)
-                out = [[(p + s) / t, q / t], [q / t, (r + s) / t]]
-                return out if floats else np.array(out)
+                pairs = [[(p + s) / t, q / t], [q / t, (r + s) / t]]
+                return pairs if floats else np.array(pairs)
     out = sqrtm_spd(a)[0]
     return out.tolist() if floats else out
 
 
-def vecd(s):
+def vecd(s: FloatArray) -> FloatArray:
     """Isometry ``Sym(k) → R^(k(k+1)/2)``: ``[diag(S), √2·upper(S)]`` (Frobenius → Euclidean)."""
     k = s.shape[-1]
     iu = triu_indices(k, 1)
     return np.concatenate([np.diagonal(s, axis1=-2, axis2=-1), np.sqrt(2.0) * s[..., iu[0], iu[1]]], axis=-1)
 
 
-def invvecd(v, k):
+def invvecd(v: FloatArray, k: int) -> FloatArray:
     """Inverse of :func:`vecd`."""
     v = np.asarray(v)
     out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)
@@ -227,13 +232,13 @@ def invvecd(v, k):
     return out
 
 
-def vech(s):
+def vech(s: FloatArray) -> FloatArray:
     """Upper triangle of ``(..., k, k)`` matrices, row by row (the 2021 paper's ``vech``)."""
     iu = triu_indices(s.shape[-1])
     return s[..., iu[0], iu[1]]
 
 
-def invvech(v, k):
+def invvech(v: FloatArray, k: int) -> FloatArray:
     """Inverse of :func:`vech` for symmetric matrices."""
     v = np.asarray(v)
     out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)

@@ -39,12 +39,24 @@ implies the condition on ``[0, ε_K]``. ``ε_K`` is where the profile bound fall
 ``GDP_TAIL``; beyond it the condition is not checked (stated in the certificate's rule).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import betaln, log_ndtr, logsumexp
 
+from .._typing import FloatArray
 from .spd_sampler import _spd_log_bound
+
+if TYPE_CHECKING:
+    from ..manifolds.base import Manifold
+    from ..manifolds.spd import SPDAffineInvariant
+
+_Function: TypeAlias = Callable[[Any], Any]  # vectorised over float arrays
 
 __all__ = ["TRUNCATION", "GDP_TAIL", "profile_method", "privacy_profile",
            "gaussian_delta_mu", "gdp_mu"]
@@ -55,7 +67,7 @@ _WINDOW = 45.0  # log-density window of the quadrature: nodes where the log dens
 _GL = np.polynomial.legendre.leggauss(8)
 
 
-def profile_method(manifold):
+def profile_method(manifold: Manifold) -> str:
     """``"exact"`` on flat spaces (the Gaussian mechanism itself), ``"profile"`` on the other
     isotropic radial spaces (sphere, hyperbolic: exact; Kendall: a comparison bound, see below),
     ``"triangle"`` on affine-invariant SPD. A space that is not homogeneous has none
@@ -72,7 +84,7 @@ def profile_method(manifold):
     raise ValueError(f"no Riemannian Gaussian calibration is known for {manifold!r}")
 
 
-def _composite(a, b, panels):
+def _composite(a: ArrayLike, b: ArrayLike, panels: int) -> tuple[FloatArray, FloatArray]:
     """Composite 8-point Gauss–Legendre nodes and weights on ``[a, b]`` (arrays broadcast)."""
     x, w = _GL
     a, b = np.asarray(a, float)[..., None], np.asarray(b, float)[..., None]
@@ -82,12 +94,12 @@ def _composite(a, b, panels):
     return a + (b - a) * u, (b - a) * wu
 
 
-def _radial_log_density(manifold, sigma):
+def _radial_log_density(manifold: Manifold, sigma: float) -> _Function:
     """``log f(ρ)`` of the Gaussian radius on a radial space: ``log J(ρ) − ρ²/(2σ²)``."""
     return lambda r: manifold.log_volume(r) - r * r / (2.0 * sigma * sigma)
 
 
-def _bulk(log_f, upper, sigma, d, growth):
+def _bulk(log_f: _Function, upper: float, sigma: float, d: int, growth: float) -> tuple[float, float]:
     """``[lo, hi]`` holding the density where it is within ``_WINDOW`` of its maximum."""
     hi = min(upper, growth * sigma * sigma + sigma * (np.sqrt(d) + 15.0))
     grid = np.linspace(0.0, hi, 4001)[1:]
@@ -97,7 +109,7 @@ def _bulk(log_f, upper, sigma, d, growth):
     return float(grid[max(keep[0] - 1, 0)] if keep[0] > 0 else 0.0), float(grid[min(keep[-1] + 1, grid.size - 1)])
 
 
-def _radial_law(manifold, sigma):
+def _radial_law(manifold: Manifold, sigma: float) -> tuple[_Function, float, float, float]:
     """``(log f, lo, hi, log Z)``: the Gaussian radius's log density, its quadrature window and
     its log normalising constant (composite Gauss–Legendre, 64 panels)."""
     log_f = _radial_log_density(manifold, sigma)
@@ -108,7 +120,7 @@ def _radial_law(manifold, sigma):
         return log_f, lo, hi, float(logsumexp(log_f(r) + np.log(w)))
 
 
-def _space_form(kappa):
+def _space_form(kappa: float) -> tuple[_Function, _Function, _Function]:
     """``(sn, S, S⁻¹)``: ``sn_κ``, the haversine ``S(x) = sn_κ(x/2)²`` and its inverse."""
     if kappa > 0:
         R = 1.0 / np.sqrt(kappa)
@@ -121,7 +133,8 @@ def _space_form(kappa):
     return (lambda x: x, lambda x: x * x / 4.0, lambda v: 2 * np.sqrt(np.maximum(v, 0.0)))
 
 
-def _profile_once(manifold, t, sigma, epsilon, r_panels, a_panels):
+def _profile_once(manifold: Manifold, t: ArrayLike, sigma: float, epsilon: ArrayLike, r_panels: int,
+                  a_panels: int) -> FloatArray:
     """Quadrature of ``δ_t(ε)`` at one resolution; ``t`` shape ``(T,)``, ``ε`` shape ``(E,)``;
     returns ``(T, E)``. The radial axis is split at ``ρ = |2σ²ε − t²|/(2t)``, where ``θ*(ρ)`` leaves
     ``0`` or ``π`` (at ``θ = π``, ``ρ' = ρ + t``; at ``θ = 0``, ``ρ' = |ρ − t|``, in every space
@@ -171,10 +184,11 @@ def _profile_once(manifold, t, sigma, epsilon, r_panels, a_panels):
         h = np.where(np.isfinite(loss), -np.expm1(eps - loss), 1.0)
         inner = np.where(np.isfinite(lw), h * np.exp(lw), 0.0)
         inner = np.clip(inner, 0.0, None).sum(axis=-1)  # (T, E, R)
-        return tail + np.sum(np.where(np.isfinite(log_w_rho), inner * np.exp(log_w_rho), 0.0), axis=-1)
+        return cast(FloatArray, tail + np.sum(np.where(np.isfinite(log_w_rho), inner * np.exp(log_w_rho), 0.0), axis=-1))
 
 
-def _triangle_tail(log_f, log_z, a, b, t, sigma, eps, panels):
+def _triangle_tail(log_f: _Function, log_z: float, a: float, b: float, t: FloatArray, sigma: float, eps: FloatArray,
+                   panels: int) -> FloatArray:
     """``∫_a^b (1 − e^(ε − (t² + 2tρ)/(2σ²)))_+ f(ρ) dρ``, shape ``(T, E)``: the radii where the
     loss is bounded by the triangle inequality only (``ρ_t ≤ ρ + t``)."""
     if not b > a:
@@ -184,11 +198,11 @@ def _triangle_tail(log_f, log_z, a, b, t, sigma, eps, panels):
     with np.errstate(all="ignore"):
         h = np.clip(-np.expm1(eps[None, :, None] - loss), 0.0, None)
         lw = log_f(r) + np.log(w) - log_z
-    return np.sum(h * np.where(np.isfinite(lw), np.exp(lw), 0.0), axis=-1)
+    return cast(FloatArray, np.sum(h * np.where(np.isfinite(lw), np.exp(lw), 0.0), axis=-1))
 
 
 @lru_cache(maxsize=512)
-def _profile_cached(manifold, sensitivity, sigma, eps_key):
+def _profile_cached(manifold: Manifold, sensitivity: float, sigma: float, eps_key: tuple[float, ...]) -> FloatArray:
     eps = np.array(eps_key, float)
     # the sup over t ≤ Δ (module docstring); footpoints are never farther apart than the diameter, which on
     # the sphere and Kendall shapes is the injectivity radius (the law of cosines is periodic beyond it)
@@ -197,10 +211,10 @@ def _profile_cached(manifold, sensitivity, sigma, eps_key):
     fine = _profile_once(manifold, t, sigma, eps, 16, 8)
     with np.errstate(all="ignore"):  # a NaN anywhere certifies nothing
         bound = fine + np.abs(fine - coarse) + TRUNCATION
-    return np.minimum(np.max(np.where(np.isnan(bound), 1.0, bound), axis=0), 1.0)
+    return cast(FloatArray, np.minimum(np.max(np.where(np.isnan(bound), 1.0, bound), axis=0), 1.0))
 
 
-def _triangle_profile(manifold, sensitivity, sigma, eps):
+def _triangle_profile(manifold: SPDAffineInvariant, sensitivity: float, sigma: float, eps: FloatArray) -> FloatArray:
     """``E[(1 − e^(ε − L̄(ρ)))_+]`` with ``L̄ = (Δ² + 2Δρ)/(2σ²) ≥ L`` (triangle inequality;
     increasing in ``t``, so ``t = Δ`` is the sup), over the radius law of affine-invariant SPD(k),
     bounded above by ``∫ h ρ^(d−1) e^(−ρ²/2σ² + B̄) / ∫ ρ^(d−1) e^(−ρ²/2σ²)`` (``1 ≤ g ≤ e^B̄``);
@@ -208,8 +222,8 @@ def _triangle_profile(manifold, sensitivity, sigma, eps):
     d, k = manifold.dim, manifold.k
     inv = 1.0 / (2.0 * sigma * sigma)
     with np.errstate(divide="ignore"):
-        log_den = lambda r: (d - 1) * np.log(r) - inv * r * r
-        log_num = lambda r: log_den(r) + _spd_log_bound(r, k)
+        log_den: _Function = lambda r: (d - 1) * np.log(r) - inv * r * r
+        log_num: _Function = lambda r: log_den(r) + _spd_log_bound(r, k)
     lo, hi = _bulk(log_num, np.inf, sigma, d, 0.5 * np.sqrt(k * (k * k - 1) / 3.0))
     out = []
     for panels in (16, 32):
@@ -226,7 +240,11 @@ def _triangle_profile(manifold, sensitivity, sigma, eps):
     return np.minimum(np.where(np.isnan(bound), 1.0, bound), 1.0)
 
 
-def privacy_profile(manifold, sensitivity, sigma, epsilon):
+@overload
+def privacy_profile(manifold: Manifold, sensitivity: float, sigma: float, epsilon: float) -> float: ...
+@overload
+def privacy_profile(manifold: Manifold, sensitivity: float, sigma: float, epsilon: FloatArray) -> FloatArray: ...
+def privacy_profile(manifold: Manifold, sensitivity: float, sigma: float, epsilon: ArrayLike) -> FloatArray | float:
     """An upper bound on ``sup_(t ≤ Δ) δ_t(ε)`` of the Riemannian Gaussian law at scale ``σ``
     (``epsilon`` a float or an array; see the module docstring for the method and its error).
     Flat spaces: the Gaussian mechanism's exact curve (Balle & Wang 2018, Thm 8)."""
@@ -237,11 +255,11 @@ def privacy_profile(manifold, sensitivity, sigma, epsilon):
     elif method == "profile":
         out = _profile_cached(manifold, float(sensitivity), float(sigma), tuple(float(e) for e in eps))
     else:
-        out = _triangle_profile(manifold, float(sensitivity), float(sigma), eps)
+        out = _triangle_profile(cast("SPDAffineInvariant", manifold), float(sensitivity), float(sigma), eps)
     return out if np.ndim(epsilon) else float(out[0])
 
 
-def gaussian_delta_mu(mu, epsilon):
+def gaussian_delta_mu(mu: ArrayLike, epsilon: ArrayLike) -> FloatArray:
     """``δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)`` of μ-GDP (Dong, Roth & Su 2022, Cor. 2.13),
     vectorised, computed in logs."""
     mu, eps = np.asarray(mu, float), np.asarray(epsilon, float)
@@ -251,7 +269,7 @@ def gaussian_delta_mu(mu, epsilon):
         return np.where(second < first, np.exp(first) * -np.expm1(second - first), 0.0)
 
 
-def _needed_mu(delta, eps):
+def _needed_mu(delta: FloatArray, eps: FloatArray) -> FloatArray:
     """Per entry, the smallest μ (bisection, rounded up) with ``δ_μ(ε) ≥ δ``."""
     lo, hi = np.full(delta.shape, 1e-8), np.full(delta.shape, 1e-8)
     for _ in range(200):
@@ -266,7 +284,8 @@ def _needed_mu(delta, eps):
     return hi
 
 
-def gdp_mu(manifold, sensitivity, sigma, ratio=1.05, rounds=8, tolerance=0.01):
+def gdp_mu(manifold: Manifold, sensitivity: float, sigma: float, ratio: float = 1.05, rounds: int = 8,
+           tolerance: float = 0.01) -> tuple[float, float]:
     """The smallest μ such that the profile bound of ``privacy_profile`` satisfies
     ``δ(ε_j) ≤ δ_μ(ε_(j+1))`` on a grid ``0 = ε_0 < … < ε_K``: μ-GDP on ``[0, ε_K]`` (module
     docstring), ``ε_K`` where the profile bound falls below ``GDP_TAIL``. In the tail ``δ_μ`` falls like

@@ -5,22 +5,36 @@ of ``(k, σ, ρ_max)`` only. Single draws take the same two stages with Python f
 (``spd_laplace_single_sampler``).
 """
 
+from __future__ import annotations
+
 import contextlib
 import math
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
 from .._threads import blas_limit
+from .._typing import BoolArray, FloatArray
 from ..manifolds.matrix import eig_apply, invvecd, triu_indices
-from .samplers import MAX_ROUNDS, _batches, _log_piece_mass, _PiecewiseExponential, _sample_from_envelope, log_concave_envelope
+from .samplers import (
+    MAX_ROUNDS,
+    LogDensity,
+    _batches,
+    _log_piece_mass,
+    _PiecewiseExponential,
+    _sample_from_envelope,
+    log_concave_envelope,
+)
 from .single_draws import ScalarPieces
 
 __all__ = ["sample_spd_log_eigen", "spd_laplace_single_sampler", "spd_sampler_acceptance", "sample_spd_gaussian_log_eigen",
            "spd_gaussian_acceptance"]
 
-def _log_sinhc(a):
+def _log_sinhc(a: FloatArray) -> FloatArray:
     """``φ(a) = log(sinh a / a)``, stable for small and large ``a``."""
     a = np.abs(np.asarray(a, float))
     small = a < 1e-3
@@ -29,14 +43,14 @@ def _log_sinhc(a):
     return np.where(small, a * a / 6.0, large)
 
 
-def _spd_radius_log_target(rho, k, sigma):
+def _spd_radius_log_target(rho: FloatArray, k: int, sigma: float) -> FloatArray:
     """``log q(ρ) = (d−1) log ρ − ρ/σ + B̄(ρ)`` with ``B̄ = min(P φ(ρ/√(2(k−1))), c_k ρ)``."""
     d = k * (k + 1) // 2
     with np.errstate(divide="ignore"):
         return (d - 1) * np.log(rho) - rho / sigma + _spd_log_bound(rho, k)
 
 
-def _spd_log_bound(rho, k):
+def _spd_log_bound(rho: ArrayLike, k: int) -> FloatArray:
     """Upper bound ``B̄(ρ) ≥ Σ_(i<j) φ(|λ_i − λ_j|/2)`` over all ``λ`` with ``‖λ‖ = ρ``.
 
     Jensen: ``φ(a) = g(a²)`` with ``g(s) = Σ_n log(1 + s/(nπ)²)`` concave, and
@@ -47,10 +61,11 @@ def _spd_log_bound(rho, k):
         return np.zeros_like(np.asarray(rho, float))
     pairs = k * (k - 1) / 2
     c_k = 0.5 * np.sqrt(k * (k * k - 1) / 3.0)
-    return np.minimum(pairs * _log_sinhc(np.asarray(rho, float) / np.sqrt(2.0 * (k - 1))), c_k * np.asarray(rho, float))
+    return cast(FloatArray, np.minimum(pairs * _log_sinhc(np.asarray(rho, float) / np.sqrt(2.0 * (k - 1))),
+                                       c_k * np.asarray(rho, float)))
 
 
-def _spd_tail(end, upper, k, sigma):
+def _spd_tail(end: float, upper: float, k: int, sigma: float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """The piece ``[end, upper)`` of the radius envelope: the tangent of ``(d−1) log ρ`` at
     ``end`` plus ``c_k ρ − ρ/σ`` (exact, loose); as ``(left, right, alpha, beta)``."""
     d = k * (k + 1) // 2
@@ -61,7 +76,7 @@ def _spd_tail(end, upper, k, sigma):
 
 
 @lru_cache(maxsize=64)
-def _spd_radius_envelope(k, sigma, rho_max, pieces=512):
+def _spd_radius_envelope(k: int, sigma: float, rho_max: float, pieces: int = 512) -> _PiecewiseExponential:
     """Piecewise-exponential upper envelope of ``q(ρ)`` (see ``_spd_radius_log_target``).
 
     On each interval ``(d−1) log ρ`` (concave) lies under its tangent at the midpoint, and
@@ -112,7 +127,8 @@ def _spd_radius_envelope(k, sigma, rho_max, pieces=512):
     return _PiecewiseExponential(*parts)
 
 
-def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf, *, eigen=False):
+def sample_spd_log_eigen(k: int, sigma: float, size: int | tuple[int, ...] | None, rng: RngLike, rho_max: float = np.inf, *,
+                         eigen: bool = False) -> tuple[Any, float]:
     """Exact draws ``S ∈ Sym(k)`` whose eigenvalues ``λ`` have density
     ``∝ exp(−‖λ‖/σ) ∏_(i<j) sinh(|λ_i − λ_j|/2)`` and Haar eigenvectors (Hajri et al. 2016),
     optionally conditioned on ``‖λ‖ ≤ rho_max``. ``η^½ Expm(S) η^½`` is then an exact draw of
@@ -142,7 +158,7 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf, *, eigen=False):
     draw_radius = _spd_radius_draw(k, float(sigma), float(rho_max), env, rng)
     iu = triu_indices(k, 1)
 
-    def draw_matrix(m):
+    def draw_matrix(m: int) -> tuple[FloatArray, BoolArray]:
         rho, _ = _batches(m, draw_radius, 0.9, what + ", radius stage")
         g = rng.standard_normal((m, d))
         g /= np.linalg.norm(g, axis=-1, keepdims=True)
@@ -158,7 +174,7 @@ def sample_spd_log_eigen(k, sigma, size, rng, rho_max=np.inf, *, eigen=False):
     return _matrices(k, n, size, draw_matrix, pilot, what, eigen)
 
 
-def _exp(x):
+def _exp(x: float) -> float:
     """``e^x`` of a float, ``inf`` past float64 (as ``np.exp``): an overflowing draw is refused
     downstream like a batched one, not by an ``OverflowError``."""
     try:
@@ -167,7 +183,7 @@ def _exp(x):
         return math.inf
 
 
-def _log_sinhc_scalar(a):
+def _log_sinhc_scalar(a: float) -> float:
     """``_log_sinhc`` of one Python float (the same formulas)."""
     a = abs(a)
     if a < 1e-3:
@@ -179,21 +195,21 @@ class _SingleLaplace:
     """One draw of ``sample_spd_log_eigen`` (unrestricted) at a time, with Python floats and one
     proposal at a time: the same two stages, the same law (see ``spd_laplace_single_sampler``)."""
 
-    def __init__(self, k, sigma):
+    def __init__(self, k: int, sigma: float) -> None:
         self.k, self.sigma, self.d = k, sigma, k * (k + 1) // 2
         self.pieces = ScalarPieces(_spd_radius_envelope(k, sigma, np.inf))
         self.pairs, self.scale = k * (k - 1) / 2, math.sqrt(2.0 * max(k - 1, 1))
         self.c_k = 0.5 * math.sqrt(k * (k * k - 1) / 3.0)
         self.iu = list(zip(*(i.tolist() for i in triu_indices(k, 1))))
 
-    def _what(self):
+    def _what(self) -> str:
         return f"affine-invariant SPD({self.k}) Laplace sampler (sigma={self.sigma!r}, single draws)"
 
-    def _log_bound(self, rho):
+    def _log_bound(self, rho: float) -> float:
         """``B̄(ρ)`` (``_spd_log_bound``) of one float."""
         return min(self.pairs * _log_sinhc_scalar(rho / self.scale), self.c_k * rho) if self.k > 1 else 0.0
 
-    def _radius(self, rng):
+    def _radius(self, rng: np.random.Generator) -> tuple[float, float]:
         """Stage 1: ``ρ`` from ``∝ ρ^(d−1) e^(−ρ/σ + B̄(ρ))`` under the piecewise-exponential envelope,
         and a fourth uniform of the accepted round, independent of ``ρ`` (stage 2's acceptance: one
         call to the generator fewer per draw)."""
@@ -211,7 +227,7 @@ class _SingleLaplace:
                 return r, spare
         raise RuntimeError(f"{self._what()}, radius stage: rejection sampler made no progress in {MAX_ROUNDS} rounds")
 
-    def _eigen(self, rng):
+    def _eigen(self, rng: np.random.Generator) -> tuple[list[float], Any, int]:
         """Stage 2: ``(λ, U, proposals)``, the eigenvalues (a list, ascending) and Haar eigenvectors
         (columns) of a draw at ``I`` and the number of stage-2 proposals it took."""
         for proposals in range(1, MAX_ROUNDS + 1):
@@ -228,7 +244,7 @@ class _SingleLaplace:
                 return lam, vec, proposals
         raise RuntimeError(f"{self._what()}: rejection sampler made no progress in {MAX_ROUNDS} rounds: its envelope is broken")
 
-    def draw(self, rng, half):
+    def draw(self, rng: np.random.Generator, half: Any) -> tuple[FloatArray, int]:
         """``(η^½ Expm(S) η^½, proposals)`` for ``half = η^½``: ``M diag(e^λ) Mᵀ`` with ``M = η^½ U``,
         exactly symmetric (``k = 2``: its three entries with floats)."""
         lam, vec, proposals = self._eigen(rng)
@@ -245,7 +261,7 @@ class _SingleLaplace:
 
 
 @lru_cache(maxsize=64)
-def spd_laplace_single_sampler(k, sigma):
+def spd_laplace_single_sampler(k: int, sigma: float) -> _SingleLaplace:
     """The single-draw sampler of the unrestricted affine-invariant Laplace law on SPD(k), built
     once per ``(k, σ)`` (public parameters only): ``.draw(rng, η^½) -> (x, proposals)``, ``x`` an
     exact draw at ``η`` — ``sample_spd_log_eigen``'s two stages and law, with Python floats and one
@@ -262,7 +278,7 @@ def spd_laplace_single_sampler(k, sigma):
     return _SingleLaplace(k, sigma)
 
 
-def _unit_sym_eigen(g, k):
+def _unit_sym_eigen(g: FloatArray, k: int) -> tuple[list[float], Any]:
     """Eigenvalues (ascending, a list) and eigenvectors (columns) of ``invvecd(g/‖g‖)``: a
     closed form at ``k = 2`` (the angle of ``W − tr(W)/2·I``; nested lists), ``eigh`` above."""
     if k == 2:
@@ -277,7 +293,9 @@ def _unit_sym_eigen(g, k):
     return mu.tolist(), vec
 
 
-def _matrices(k, n, size, draw_matrix, pilot, what, eigen):
+def _matrices(k: int, n: int, size: int | tuple[int, ...] | None,
+              draw_matrix: Callable[[int], tuple[FloatArray, BoolArray]], pilot: float, what: str,
+              eigen: bool) -> tuple[Any, float]:
     """The rejection rounds shared by the Laplace and Gaussian eigenvalue samplers: ``n`` accepted
     ``(λ, U)`` rows from ``draw_matrix``, returned as ``U diag(λ) Uᵀ`` or, with ``eigen``, as ``(λ, U)``."""
     with blas_limit() if n > 1 else contextlib.nullcontext():
@@ -289,10 +307,11 @@ def _matrices(k, n, size, draw_matrix, pilot, what, eigen):
     return eig_apply(vec, lam).reshape(shape + (k, k)), acceptance
 
 
-def _spd_radius_draw(k, sigma, rho_max, env, rng):
+def _spd_radius_draw(k: int, sigma: float, rho_max: float, env: _PiecewiseExponential,
+                     rng: np.random.Generator) -> Callable[[int], tuple[FloatArray, BoolArray]]:
     """The radius stage's rejection round ``draw(m) -> (rho, accepted)``."""
 
-    def draw(m):
+    def draw(m: int) -> tuple[FloatArray, BoolArray]:
         r = env.sample(m, rng)
         la = _spd_radius_log_target(r, k, sigma) - env.log_envelope(r)
         if np.any(la > 1e-9 * (1.0 + np.abs(env.log_envelope(r)))):
@@ -303,7 +322,7 @@ def _spd_radius_draw(k, sigma, rho_max, env, rng):
 
 
 @lru_cache(maxsize=64)
-def spd_sampler_acceptance(k, sigma, rho_max=np.inf, trials=4000):
+def spd_sampler_acceptance(k: int, sigma: float, rho_max: float = np.inf, trials: int = 4000) -> float:
     """Acceptance of the direction stage of ``sample_spd_log_eigen``, estimated from ``trials``
     proposals with a fixed internal seed. Depends on public parameters only."""
     if k < 2:
@@ -330,20 +349,20 @@ def spd_sampler_acceptance(k, sigma, rho_max=np.inf, trials=4000):
 # (σ² ≤ 12/k: φ'' ≤ 1/3, so P·φ(ρ/√(2(k−1)))'' ≤ k/12), else the linear bound c_k ρ.
 
 
-def _gaussian_bound_is_jensen(k, sigma):
+def _gaussian_bound_is_jensen(k: int, sigma: float) -> bool:
     return k >= 2 and sigma * sigma <= 12.0 / k
 
 
-def _gaussian_log_bound(rho, k, sigma):
+def _gaussian_log_bound(rho: ArrayLike, k: int, sigma: float) -> FloatArray:
     """``B(ρ) ≥ Σ φ(a_ij)`` used by the Gaussian's two stages (see above)."""
     if k < 2:
         return np.zeros_like(np.asarray(rho, float))
     if _gaussian_bound_is_jensen(k, sigma):
         return _spd_log_bound(rho, k)
-    return 0.5 * np.sqrt(k * (k * k - 1) / 3.0) * np.asarray(rho, float)
+    return cast(FloatArray, 0.5 * np.sqrt(k * (k * k - 1) / 3.0) * np.asarray(rho, float))
 
 
-def _gaussian_bound_slope(rho, k, sigma):
+def _gaussian_bound_slope(rho: ArrayLike, k: int, sigma: float) -> FloatArray:
     """A supergradient of ``B`` (the derivative of the smaller of its two pieces)."""
     rho = np.asarray(rho, float)
     c_k = 0.5 * np.sqrt(k * (k * k - 1) / 3.0) if k > 1 else 0.0
@@ -360,17 +379,17 @@ def _gaussian_bound_slope(rho, k, sigma):
 
 
 @lru_cache(maxsize=64)
-def _gaussian_radius_stage(k, sigma):
+def _gaussian_radius_stage(k: int, sigma: float) -> tuple[LogDensity, _PiecewiseExponential, float]:
     d = k * (k + 1) // 2
     inv = 1.0 / (sigma * sigma)
     with np.errstate(divide="ignore"):
-        log_f = lambda r: (d - 1) * np.log(r) - 0.5 * inv * r * r + _gaussian_log_bound(r, k, sigma)
-        dlog_f = lambda r: (d - 1) / r - inv * r + _gaussian_bound_slope(r, k, sigma)
+        log_f: LogDensity = lambda r: (d - 1) * np.log(r) - 0.5 * inv * r * r + _gaussian_log_bound(r, k, sigma)
+        dlog_f: LogDensity = lambda r: (d - 1) / r - inv * r + _gaussian_bound_slope(r, k, sigma)
     env, top = log_concave_envelope(log_f, dlog_f, 0.0, np.inf)
     return log_f, env, top
 
 
-def _gaussian_matrices(k, sigma, m, rng):
+def _gaussian_matrices(k: int, sigma: float, m: int, rng: np.random.Generator) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``m`` stage-2 proposals: ``(λ, U, log acceptance ratio)``."""
     d = k * (k + 1) // 2
     log_f, env, top = _gaussian_radius_stage(k, float(sigma))
@@ -386,7 +405,7 @@ def _gaussian_matrices(k, sigma, m, rng):
 
 
 @lru_cache(maxsize=64)
-def spd_gaussian_acceptance(k, sigma, trials=4000):
+def spd_gaussian_acceptance(k: int, sigma: float, trials: int = 4000) -> float:
     """Acceptance of the Gaussian's direction stage, from ``trials`` proposals with a fixed
     internal seed: a function of the public ``(k, σ)`` only."""
     if k < 2:
@@ -395,7 +414,8 @@ def spd_gaussian_acceptance(k, sigma, trials=4000):
     return float(np.mean(np.exp(np.minimum(la, 0.0))))
 
 
-def sample_spd_gaussian_log_eigen(k, sigma, size, rng, *, eigen=False):
+def sample_spd_gaussian_log_eigen(k: int, sigma: float, size: int | tuple[int, ...] | None, rng: RngLike, *,
+                                  eigen: bool = False) -> tuple[Any, float]:
     """Exact draws ``S ∈ Sym(k)`` whose eigenvalues ``r`` have density
     ``∝ exp(−|r|²/(2σ²)) ∏_(i<j) sinh(|r_i − r_j|/2)`` and Haar eigenvectors (Said et al. 2017):
     ``η^½ Expm(S) η^½`` is an exact draw of the affine-invariant Riemannian Gaussian at ``η``.
@@ -409,7 +429,7 @@ def sample_spd_gaussian_log_eigen(k, sigma, size, rng, *, eigen=False):
     n = int(np.prod(size)) if size is not None else 1
     what = f"affine-invariant SPD({k}) Gaussian sampler (sigma={sigma!r})"
 
-    def draw_matrix(m):
+    def draw_matrix(m: int) -> tuple[FloatArray, BoolArray]:
         lam, vec, la = _gaussian_matrices(k, float(sigma), m, rng)
         if np.any(la > 1e-9):
             raise RuntimeError("affine-invariant Gaussian direction envelope violated")
