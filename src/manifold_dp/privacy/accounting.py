@@ -50,10 +50,14 @@ fixed in advance — admits and reports by the smaller of (a) and (b).
 ``import manifold_dp`` must stay fast.
 """
 
+from __future__ import annotations
+
 import copy
 import math
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from .._validation import _is_real, _shown, check_delta, check_epsilon, check_positive
 from .calibration import gaussian_delta
@@ -61,6 +65,7 @@ from .calibration import gaussian_delta
 __all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "slack_dp_event", "gaussian_epsilon",
            "PrivacyAccountant", "check_accountant", "SlackDpEvent"]
 
+DpEvent: TypeAlias = Any  # a ``dp_accounting`` event (that package has no type information), or a ``SlackDpEvent``
 PLD_DISCRETIZATION = 1e-4  # value_discretization_interval of the PLD accountant (its default)
 MAX_PURE_EPSILON = 700.0  # 2/(1+e^ε) stays a normal float64 up to here
 
@@ -69,7 +74,7 @@ class BudgetExceededError(ValueError):
     """A release would spend more than the accountant's budget."""
 
 
-def pure_dp_event(epsilon):
+def pure_dp_event(epsilon: float) -> DpEvent:
     """The ``dp_accounting`` event of an ε-DP release of any mechanism:
     ``RandomizedResponseDpEvent(noise_parameter=2/(1+e^ε), num_buckets=2)``.
 
@@ -90,7 +95,7 @@ def pure_dp_event(epsilon):
     return dp_event.RandomizedResponseDpEvent(noise_parameter=noise, num_buckets=2)
 
 
-def gaussian_dp_event(noise_multiplier):
+def gaussian_dp_event(noise_multiplier: float) -> DpEvent:
     """The ``dp_accounting`` event of a Gaussian release with noise multiplier ``σ/Δ``, ``Δ`` the
     replace-one ℓ2 sensitivity: ``GaussianDpEvent(2σ/Δ)``, because ``dp_accounting`` models
     REPLACE_ONE Gaussians with a sensitivity of 2 (module docstring)."""
@@ -111,7 +116,7 @@ class SlackDpEvent:
     delta: float
 
 
-def slack_dp_event(delta):
+def slack_dp_event(delta: float) -> SlackDpEvent:
     """The event of a ``(0, δ)``-DP part of a release: ``SlackDpEvent(δ)``.
 
     A release whose privacy profile is within an additive ``τ`` of a μ-GDP curve (a numerical
@@ -124,7 +129,7 @@ def slack_dp_event(delta):
     return SlackDpEvent(float(delta))
 
 
-def gaussian_epsilon(noise_multiplier, delta):
+def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     """Smallest ε with ``δ_Gauss(ε) ≤ delta`` for a Gaussian mechanism of multiplier ``z = σ/Δ``
     (the exact curve of Balle & Wang 2018, Thm 8)."""
     z, delta = check_positive(noise_multiplier, "noise_multiplier"), check_delta(delta)
@@ -132,28 +137,29 @@ def gaussian_epsilon(noise_multiplier, delta):
         return 0.0
     from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.3 s to import
 
-    f = lambda e: gaussian_delta(z, 1.0, e) - delta
+    f: Callable[[float], float] = lambda e: gaussian_delta(z, 1.0, e) - delta
     hi = 1.0
     while f(hi) > 0:
         hi *= 2.0
     return float(brentq(f, 0.0, hi, xtol=1e-13))
 
 
-def _epsilon_of_noise(p):
+def _epsilon_of_noise(p: float) -> float:
     """ε of binary RR with noise parameter ``p``: ``log((2−p)/p)``, accurate for p near 0 and 1."""
     return math.log1p(2.0 * (1.0 - p) / p)
 
 
-def _pure_epsilon(event):
+def _pure_epsilon(event: DpEvent) -> float:
     return _epsilon_of_noise(event.noise_parameter)
 
 
-def _gaussian_mu(event):
+def _gaussian_mu(event: DpEvent) -> float:
     """μ = Δ/σ of a Gaussian event (it stores ``2σ/Δ``)."""
-    return 2.0 / event.noise_multiplier
+    mu: float = 2.0 / event.noise_multiplier
+    return mu
 
 
-def _leaf_events(event):
+def _leaf_events(event: DpEvent) -> list[DpEvent]:
     """The pure and Gaussian events that ``event`` is made of, validated; ``TypeError`` for an
     object that is not an event of this module, ``ValueError`` for a malformed one. The checks
     matter: a negative or NaN parameter would refund budget."""
@@ -198,14 +204,15 @@ class _Composition:
     at δ = 0 (a composition of RR has privacy loss ``Σ ε_i`` with positive probability, and a
     Gaussian's is unbounded) and when every release is Gaussian ((b) is then exact)."""
 
-    def __init__(self, delta, pure=(), mu_squares=(), pure_pld=None, tight=False, slack=()):
+    def __init__(self, delta: float, pure: Iterable[float] = (), mu_squares: Iterable[float] = (), pure_pld: Any = None,
+                 tight: bool = False, slack: Iterable[float] = ()) -> None:
         self.delta, self.pure, self.mu_squares, self._pure_pld = delta, tuple(pure), tuple(mu_squares), pure_pld
         self.slack = tuple(slack)  # the δ's of (0, δ) parts (slack_dp_event), composed by summing
         self.rest = delta - math.fsum(self.slack)  # the δ left for the pure and Gaussian parts
         self.tight = tight  # whether bound (a) may be used (releases fixed in advance)
-        self._spent = None  # computed on first use: bound (a) can take a second for a large total μ
+        self._spent: tuple[float, float] | None = None  # computed on first use: bound (a) can take a second for a large total μ
 
-    def extended(self, leaves):
+    def extended(self, leaves: Sequence[DpEvent]) -> _Composition:
         from dp_accounting import dp_event
 
         pure, mu_squares, pure_pld, slack = list(self.pure), list(self.mu_squares), None, list(self.slack)
@@ -222,7 +229,7 @@ class _Composition:
                 pure_pld.compose(leaf, count=1)  # one at a time: upstream ignores count for RR events
         return _Composition(self.delta, pure, mu_squares, self._pure_pld if pure_pld is None else pure_pld, self.tight, slack)
 
-    def _copied_pld(self):
+    def _copied_pld(self) -> Any:
         from dp_accounting import NeighboringRelation
         from dp_accounting.pld import PLDAccountant
 
@@ -230,7 +237,7 @@ class _Composition:
             return PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=PLD_DISCRETIZATION)
         return copy.deepcopy(self._pure_pld)
 
-    def pld_epsilon(self):
+    def pld_epsilon(self) -> float:
         """Bound (a): the PLD accountant's ε at ``delta`` for all releases (δ > 0, some pure)."""
         pld = self._copied_pld()
         if self.mu_squares:
@@ -240,7 +247,7 @@ class _Composition:
             pld.compose(dp_event.GaussianDpEvent(noise_multiplier=2.0 / mu), count=1)
         return float(pld.get_epsilon(self.rest)) if self.rest > 0 else math.inf
 
-    def basic_epsilon(self):
+    def basic_epsilon(self) -> float:
         """Bound (b): ``Σ ε_i`` plus the exact ε at ``delta`` of the Gaussians' μ-GDP."""
         pure = math.fsum(self.pure)
         if self.rest < 0 or (self.mu_squares and self.rest <= 0):
@@ -249,7 +256,7 @@ class _Composition:
             return pure
         return pure + gaussian_epsilon(1.0 / math.sqrt(math.fsum(self.mu_squares)), self.rest)
 
-    def spent(self):
+    def spent(self) -> tuple[float, float]:
         """``(ε, δ')``: the smaller ε of the two bounds; ``δ' = 0`` where it holds at δ = 0
         (only pure releases, bound (b)), else ``delta``. Not thread-safe: callers share a
         composition only under the accountant's lock."""
@@ -257,11 +264,11 @@ class _Composition:
             self._spent = self._smaller_bound()
         return self._spent
 
-    def fits(self, limit):
+    def fits(self, limit: float) -> bool:
         """Whether the spent ε is ``≤ limit``; bound (b) decides alone when it fits."""
         return self.basic_epsilon() <= limit or self.spent()[0] <= limit
 
-    def _smaller_bound(self):
+    def _smaller_bound(self) -> tuple[float, float]:
         if not (self.pure or self.mu_squares or self.slack):
             return 0.0, 0.0
         basic = (self.basic_epsilon(), self.delta if (self.mu_squares or self.slack) else 0.0)
@@ -325,7 +332,7 @@ class PrivacyAccountant:
     False
     """
 
-    def __init__(self, epsilon, delta=0.0, *, adaptive=True):
+    def __init__(self, epsilon: float, delta: float = 0.0, *, adaptive: bool = True) -> None:
         self._epsilon = check_epsilon(epsilon)
         if not (_is_real(delta) and 0 <= delta < 1):
             raise ValueError(f"delta must be a real number in [0, 1), got {_shown(delta)}")
@@ -333,17 +340,17 @@ class PrivacyAccountant:
             raise TypeError(f"adaptive must be True or False, got {type(adaptive).__name__}")
         self._delta = float(delta)
         self._adaptive = adaptive
-        self._events = []
+        self._events: list[DpEvent] = []
         self._composition = _Composition(self._delta, tight=not adaptive)
         self._lock = threading.Lock()
 
     epsilon = property(lambda self: self._epsilon, doc="The ε budget (read-only).")
     delta = property(lambda self: self._delta, doc="The δ budget (read-only).")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"PrivacyAccountant(epsilon={self._epsilon!r}, delta={self._delta!r}, adaptive={self._adaptive!r})"
 
-    def __getstate__(self):
+    def __getstate__(self) -> Any:
         # A copy (another process's, or a deep copy) would spend a budget of its own, and the
         # releases it admits would never reach this one: refuse rather than overspend.
         raise TypeError("a PrivacyAccountant cannot be pickled or copied (e.g. sent to joblib workers by "
@@ -351,12 +358,12 @@ class PrivacyAccountant:
                         "releases in one process (n_jobs=1), or give each process an accountant for its share")
 
     @property
-    def events(self):
+    def events(self) -> tuple[DpEvent, ...]:
         """The recorded events, as an immutable snapshot (a tuple of immutable events)."""
         with self._lock:
             return tuple(self._events)
 
-    def spent(self, events=None):
+    def spent(self, events: Iterable[DpEvent] | None = None) -> tuple[float, float]:
         """The privacy spent, at the budget's δ.
 
         Parameters
@@ -375,12 +382,12 @@ class PrivacyAccountant:
         leaves = [leaf for event in events for leaf in _leaf_events(event)]
         return _Composition(self._delta, tight=not self._adaptive).extended(leaves).spent()
 
-    def remaining(self):
+    def remaining(self) -> float:
         """ε left in the budget (never negative), as a float."""
         with self._lock:
             return max(self._epsilon - self._composition.spent()[0], 0.0)
 
-    def can_spend(self, event):
+    def can_spend(self, event: DpEvent) -> bool:
         """Whether ``event`` would fit now, as a bool; nothing is recorded (a later ``charge`` may
         still be refused if others charge in between: only ``charge`` is an atomic
         check-and-record). Raises like ``charge`` for a malformed event."""
@@ -388,7 +395,7 @@ class PrivacyAccountant:
         with self._lock:
             return self._extended_if_fits(leaves) is not None
 
-    def charge(self, event):
+    def charge(self, event: DpEvent) -> None:
         """Record ``event`` if it fits the budget, atomically; otherwise record nothing.
 
         Parameters
@@ -418,14 +425,14 @@ class PrivacyAccountant:
 
     spend = charge
 
-    def _extended_if_fits(self, leaves):
+    def _extended_if_fits(self, leaves: Sequence[DpEvent]) -> _Composition | None:
         """The composition with ``leaves`` added if it fits the budget, else ``None``; the
         caller holds the lock."""
         composition = self._composition.extended(leaves)
         return composition if composition.fits(self._epsilon * (1 + 1e-12)) else None
 
 
-def check_accountant(accountant):
+def check_accountant(accountant: object) -> PrivacyAccountant | None:
     """``accountant`` itself if it is a ``PrivacyAccountant`` or ``None``; otherwise ``TypeError``."""
     if accountant is None or isinstance(accountant, PrivacyAccountant):
         return accountant

@@ -21,19 +21,32 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import RngLike, as_generator
+from .._typing import Array, FloatArray
 from .._validation import _is_real, check_delta, check_epsilon
 from ..manifolds.base import Manifold, check_order
 from ..records import is_dask
 from . import measurements
 from .accounting import PrivacyAccountant, gaussian_dp_event
 from .certificate import Certificate, JsonRecord
-from .release import (GRID_ABOVE_ULP, GRID_BELOW_SCALE, PrivateRelease, ReleaseWarning, _mean_stages, _warn,
-                      _warn_if_seeded_and_composed, check_public, check_strict, prepare_records, private_frechet_mean)
+from .release import (
+    GRID_ABOVE_ULP,
+    GRID_BELOW_SCALE,
+    PrivateRelease,
+    ReleaseWarning,
+    _mean_stages,
+    _warn,
+    _warn_if_seeded_and_composed,
+    check_public,
+    check_strict,
+    prepare_records,
+    private_frechet_mean,
+)
 
 __all__ = ["second_moment_sensitivity", "tangent_clip_norm", "AnalyzeGauss", "analyze_gauss",
            "SecondMomentCertificate", "TangentPCACertificate", "TangentPCARelease", "private_tangent_pca"]
@@ -89,16 +102,16 @@ class AnalyzeGauss:
     noise_multiplier: float
 
     @property
-    def event(self):
+    def event(self) -> Any:
         """The ``dp_accounting`` event: a Gaussian of multiplier ``σ/Δ``."""
         return gaussian_dp_event(self.noise_multiplier)
 
-    def scale(self, sensitivity):
+    def scale(self, sensitivity: float) -> float:
         """``σ = z·Δ``: the Gaussian's privacy curve depends on ``σ/Δ`` only (Balle & Wang 2018,
         Thm 8), so this is the calibrated scale at ``Δ``."""
         return self.noise_multiplier * float(sensitivity)
 
-    def sample(self, matrix, sigma, *, rng=None):
+    def sample(self, matrix: ArrayLike, sigma: float, *, rng: RngLike = None) -> FloatArray:
         """``matrix`` plus symmetric noise: ``N(0, σ²)`` on and above the diagonal, mirrored."""
         rng = as_generator(rng)
         matrix = np.asarray(matrix, float)
@@ -154,7 +167,7 @@ class TangentPCACertificate(JsonRecord):
     library_version: str
     schema: str = SCHEMA_ID
 
-    def summary(self):
+    def summary(self) -> str:
         sm = self.second_moment
         return "\n".join([
             f"private tangent PCA: ({self.epsilon:g}, {self.delta:g})-DP, {self.n_components} components on {self.manifold}, "
@@ -177,22 +190,22 @@ class TangentPCARelease:
     (the components in those coordinates, ``(n_components, dim)``), ``certificate`` and
     ``mean_release`` (the mean's own ``PrivateRelease``)."""
 
-    mean: np.ndarray
-    components: np.ndarray
-    explained_variance: np.ndarray
-    second_moment: np.ndarray = field(repr=False)
-    component_coordinates: np.ndarray = field(repr=False)  # the components in tangent coordinates, (n_components, dim)
+    mean: Array
+    components: Array
+    explained_variance: FloatArray
+    second_moment: FloatArray = field(repr=False)
+    component_coordinates: FloatArray = field(repr=False)  # the components in tangent coordinates, (n_components, dim)
     certificate: TangentPCACertificate = field(repr=False)
     mean_release: PrivateRelease = field(repr=False)
 
 
-def _check_share(mean_share):
+def _check_share(mean_share: Any) -> float:
     if not (_is_real(mean_share) and 0 < mean_share < 1):
         raise ValueError(f"mean_share must be a number in (0, 1), got {mean_share!r}")
     return float(mean_share)
 
 
-def _check_components(n_components, dim):
+def _check_components(n_components: object, dim: int) -> int:
     if isinstance(n_components, (bool, np.bool_)) or not isinstance(n_components, (int, np.integer)):
         raise TypeError(f"n_components must be an int, got {type(n_components).__name__}")
     if not 1 <= n_components <= dim:
@@ -200,13 +213,13 @@ def _check_components(n_components, dim):
     return int(n_components)
 
 
-def _check_radius_given(radius):
+def _check_radius_given(radius: object) -> None:
     if not _is_real(radius):
         raise ValueError(f"radius must be a number for private_tangent_pca (radius='auto' is not supported: the "
                          f"second moment needs the radius before the records are read), got {radius!r}")
 
 
-def _tangent_rows(manifold, records, mean, clip_norm):
+def _tangent_rows(manifold: Manifold, records: Array, mean: Array, clip_norm: float) -> FloatArray:
     """The records' orthonormal tangent coordinates at ``mean``, each row clipped to ``clip_norm``;
     a non-finite row (a record beyond float64 from the mean) becomes 0. Row by row: each row is a
     function of its own record and public values only."""
@@ -218,13 +231,14 @@ def _tangent_rows(manifold, records, mean, clip_norm):
     return rows * scale[:, None]
 
 
-def _grid(sigma, clip_norm):
+def _grid(sigma: float, clip_norm: float) -> float:
     """The public output grid of the released matrix: ~2^-20 of σ, at least 2^12 float spacings of C²."""
     g = max(sigma * GRID_BELOW_SCALE, clip_norm * clip_norm * GRID_ABOVE_ULP, np.finfo(float).tiny)
     return float(2.0 ** math.ceil(math.log2(g)))
 
 
-def _principal(manifold, mean, matrix, n_components):
+def _principal(manifold: Manifold, mean: Array, matrix: FloatArray,
+               n_components: int) -> tuple[Array, FloatArray, FloatArray]:
     """Post-processing: the top eigenpairs of the released matrix (descending; each eigenvector's
     largest-magnitude coordinate made positive), as tangent vectors at ``mean``."""
     values, vectors = np.linalg.eigh(matrix)
@@ -339,7 +353,7 @@ def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, 
     return TangentPCARelease(mean, components, variances, released, coordinates, certificate, mean_release)
 
 
-def _warn_if_moment_mostly_noise(sigma, clip_norm, dim, n, epsilon):
+def _warn_if_moment_mostly_noise(sigma: float, clip_norm: float, dim: int, n: int, epsilon: float) -> None:
     """``ReleaseWarning`` when the noise's spectral norm (about ``2σ√dim``) exceeds ``C²``, the
     largest eigenvalue the clipped second moment can have (public: σ, C, dim)."""
     noise = 2.0 * sigma * math.sqrt(dim)
@@ -350,7 +364,9 @@ def _warn_if_moment_mostly_noise(sigma, clip_norm, dim, n, epsilon):
               f"{noise / clip_norm**2:.2g}-fold", ReleaseWarning)
 
 
-def _certificate(p, mean_certificate, gauss, events, k, share, clip_norm, sensitivity, sigma, grid, dim, delta):
+def _certificate(p: dict[str, Any], mean_certificate: Certificate, gauss: AnalyzeGauss, events: list[Any], k: int,
+                 share: float, clip_norm: float, sensitivity: float, sigma: float, grid: float, dim: int,
+                 delta: float) -> TangentPCACertificate:
     from .. import __version__
 
     composed = PrivacyAccountant(epsilon=p["epsilon"] + gauss.epsilon, delta=delta).spent(events=events)[0]
