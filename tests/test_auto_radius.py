@@ -130,7 +130,7 @@ def test_certificate_parts_add_up():
     assert sel.epsilon == pytest.approx(0.6) and sel.release_epsilon == pytest.approx(1.4)
     assert sel.epsilon + sel.release_epsilon == pytest.approx(cert.epsilon, rel=1e-12)
     assert sel.quantile == 0.5 and sel.candidates == 48 and "McSherry & Talwar 2007" in sel.theorem
-    assert "basic composition" in sel.composition and cert.schema == "manifold_dp.certificate/2"
+    assert "basic composition" in sel.composition and cert.schema == "manifold_dp.certificate/3"
     # the release part is the ordinary release at the chosen radius with ε₂: Δ = 2r/n (+ slack), σ = Δ/ε₂
     assert cert.scale == pytest.approx(2 * cert.radius / 400 / 1.4, rel=1e-5)
     fixed = private_frechet_mean(X, E, center=E.origin, radius=cert.radius, epsilon=1.4, rng=11)

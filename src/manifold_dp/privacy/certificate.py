@@ -4,16 +4,18 @@ Every field is a function of public parameters (never of the data): what was rel
 which guarantee, by which mechanism at which scale, and how the output was post-processed. The
 JSON schema is ``CERTIFICATE_SCHEMA`` (a JSON Schema document) and is described in
 ``docs/certificate.md``; ``Certificate.to_json`` is the only serialisation (the CLI uses it).
-Schema 2 added ``radius_selection`` (``radius="auto"``: the radius is itself a private release).
+Schema 2 added ``radius_selection`` (``radius="auto"``: the radius is itself a private release);
+schema 3 ``center_selection`` (``center="auto"``: the stages of the private ball) and
+``mechanism_selection`` (``mechanism="auto"``: the candidates compared, from public values only).
 """
 
 import json
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
-__all__ = ["Certificate", "RadiusSelection"]
+__all__ = ["Certificate", "RadiusSelection", "BallStage", "CenterSelection", "MechanismCandidate", "MechanismSelection"]
 
-SCHEMA_ID = "manifold_dp.certificate/2"
+SCHEMA_ID = "manifold_dp.certificate/3"
 
 
 class JsonRecord:
@@ -49,6 +51,65 @@ class RadiusSelection:
 
 
 @dataclass(frozen=True)
+class BallStage:
+    """One stage of ``center="auto"`` (``privacy.private_ball``): ``stage`` is ``"centre"`` (the
+    rough centre that needs no ball), ``"radius"`` (a private or public radius around the current
+    centre), ``"recentre"`` or ``"release"`` (the chosen mechanism at the current ball). ``epsilon``
+    and ``delta`` are this stage's share; ``radius`` the ball's radius (``None`` for the centre);
+    ``scale`` the noise scale (the exponential mechanism's ``2/ε``; ``None`` where no noise)."""
+
+    stage: str
+    mechanism: str
+    theorem: str
+    statistic: str
+    sensitivity: float
+    sensitivity_bound: str
+    scale: float | None
+    epsilon: float
+    delta: float
+    radius: float | None
+
+
+@dataclass(frozen=True)
+class CenterSelection:
+    """How ``center="auto"`` built its private ball: every stage in order, and how they compose
+    (the ``epsilon`` and ``delta`` of the stages add up to the certificate's). ``bound`` is the
+    first stage's public bound (SPD ``b``, hyperbolic and Euclidean ``B``; ``None`` where none is
+    needed); ``small_n_fallback`` says that the radius was the largest public candidate because
+    ``n·ε`` was too small to choose one (a function of public values)."""
+
+    method: str
+    rounds: int
+    bound: float | None
+    small_n_fallback: bool
+    composition: str
+    stages: tuple
+
+
+@dataclass(frozen=True)
+class MechanismCandidate:
+    """One mechanism ``mechanism="auto"`` compared: its ``expected_noise_distance`` and ``scale``
+    at the public parameters, or ``None`` with ``note`` saying why it was refused or not
+    calibrated (``note`` may also qualify a value)."""
+
+    mechanism: str
+    expected_noise_distance: float | None
+    scale: float | None
+    note: str
+
+
+@dataclass(frozen=True)
+class MechanismSelection:
+    """How ``mechanism="auto"`` chose ``chosen`` (the certificate's ``mechanism``): ``rule``, and
+    every candidate compared, in ``MECHANISMS`` order. A function of public parameters only,
+    made before any record was read (``privacy.planning.choose_mechanism``)."""
+
+    rule: str
+    chosen: str
+    candidates: tuple
+
+
+@dataclass(frozen=True)
 class Certificate(JsonRecord):
     """What a release guarantees. ``mechanism`` is the name passed in (``"laplace"``, ``"kng"``,
     ``"tangent_gaussian"``, ``"ambient_laplace"``, ``"ambient_gaussian"``,
@@ -80,6 +141,8 @@ class Certificate(JsonRecord):
     output_grid_spacing: float | None
     library_version: str
     radius_selection: RadiusSelection | None = None
+    center_selection: CenterSelection | None = None
+    mechanism_selection: MechanismSelection | None = None
     schema: str = SCHEMA_ID
 
     def summary(self) -> str:
@@ -91,6 +154,15 @@ class Certificate(JsonRecord):
             sel = self.radius_selection
             lines.append(f"  radius_selection: {sel.mechanism} ({sel.theorem}), epsilon {sel.epsilon:g} of {self.epsilon:g}, "
                          f"quantile {sel.quantile:g}, {sel.candidates} candidates ({sel.grid}); {sel.composition}")
+        if self.center_selection is not None:
+            for st in self.center_selection.stages:
+                lines.append(f"  center_selection: {st.stage}: {st.mechanism}, epsilon {st.epsilon:g}, delta {st.delta:g}"
+                             + (f", radius {st.radius:g}" if st.radius is not None else ""))
+        if self.mechanism_selection is not None:
+            compared = ", ".join(f"{c.mechanism} {c.expected_noise_distance:.3g}" if c.expected_noise_distance is not None
+                                 else f"{c.mechanism} -" for c in self.mechanism_selection.candidates)
+            lines.append(f"  mechanism_selection: {self.mechanism_selection.chosen}, the smallest expected noise distance "
+                         f"({compared})")
         return "\n".join(lines)
 
 
@@ -104,7 +176,32 @@ def _json_type(annotation: object) -> dict[str, Any]:
         return {"type": ["object", "null"], "required": [f.name for f in fields(RadiusSelection)],
                 "additionalProperties": False,
                 "properties": {f.name: {"type": _SIMPLE[f.type]} for f in fields(RadiusSelection)}}
+    if annotation == (MechanismSelection | None):
+        return {"type": ["object", "null"], "required": [f.name for f in fields(MechanismSelection)],
+                "additionalProperties": False, "properties": _MECHANISM_SELECTION_PROPERTIES}
+    if annotation == (CenterSelection | None):
+        return {"type": ["object", "null"], "required": [f.name for f in fields(CenterSelection)],
+                "additionalProperties": False, "properties": _CENTER_SELECTION_PROPERTIES}
     return {"type": ["number", "null"]}  # float | None
+
+
+_NULLABLE = {"string": {"type": "string"}, "number": {"type": "number"}, "number?": {"type": ["number", "null"]},
+             "integer": {"type": "integer"}, "boolean": {"type": "boolean"}}
+_BALL_STAGE_TYPES = dict(stage="string", mechanism="string", theorem="string", statistic="string", sensitivity="number",
+                         sensitivity_bound="string", scale="number?", epsilon="number", delta="number", radius="number?")
+_CENTER_SELECTION_PROPERTIES = {
+    "method": {"type": "string"}, "rounds": {"type": "integer"}, "bound": {"type": ["number", "null"]},
+    "small_n_fallback": {"type": "boolean"}, "composition": {"type": "string"},
+    "stages": {"type": "array", "items": {"type": "object", "required": list(_BALL_STAGE_TYPES), "additionalProperties": False,
+                                           "properties": {k: _NULLABLE[v] for k, v in _BALL_STAGE_TYPES.items()}}}}
+
+
+_MECHANISM_SELECTION_PROPERTIES = {
+    "rule": {"type": "string"}, "chosen": {"type": "string"},
+    "candidates": {"type": "array", "items": {
+        "type": "object", "required": ["mechanism", "expected_noise_distance", "scale", "note"], "additionalProperties": False,
+        "properties": {"mechanism": {"type": "string"}, "expected_noise_distance": {"type": ["number", "null"]},
+                       "scale": {"type": ["number", "null"]}, "note": {"type": "string"}}}}}
 
 
 CERTIFICATE_SCHEMA: dict[str, Any] = {

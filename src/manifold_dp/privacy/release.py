@@ -51,6 +51,7 @@ from .._threads import blas_limited
 from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, PreparedRecords, certified_frechet_mean, certified_schedule,
                              mean_squared_distance)
 from . import measurements
+from . import private_ball as _private_ball
 from . import radius_selection as _selection
 from numpy.typing import ArrayLike
 
@@ -139,7 +140,7 @@ class PrivateRelease:
     >>> X = S.random_point(S.origin, 0.3, size=100, rng=0)
     >>> rel = private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1)
     >>> rel.point.shape, rel.epsilon, rel.certificate.schema
-    ((3,), 1.0, 'manifold_dp.certificate/2')
+    ((3,), 1.0, 'manifold_dp.certificate/3')
     >>> import json; sorted(json.loads(rel.to_json()))
     ['certificate', 'value']
     """
@@ -821,7 +822,12 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
                  accountant: PrivacyAccountant | None = None, strict: bool = False) -> Plan | AutoPlan:
     """Stages 1–4 of ``private_frechet_mean`` without the draw (audits and experiments draw many
     releases from one calibrated plan). Charges ``accountant`` once. With ``radius="auto"`` the
-    plan is an ``AutoPlan``, whose draws are pairs ``(radius, release)``."""
+    plan is an ``AutoPlan``, whose draws are pairs ``(radius, release)``; with ``center="auto"`` a
+    ``privacy.private_ball.BallPlan``, whose ``release(rng)`` runs every stage."""
+    if _private_ball.auto_center(center) is not None:
+        return _private_ball.plan_private_ball(
+            X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
+            calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant, strict=strict)
     p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
                      bound=bound, calibration=calibration, restrict=restrict, accountant=accountant, strict=strict)
     if p["auto"] is not None:
@@ -854,11 +860,15 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
         landmarks ``(n, k, 2)``); a Dask array is read block by block.
     manifold : Manifold
         The space (``manifold_dp.manifolds.REGISTRY``).
-    center : array_like
+    center : array_like, "auto" or AutoCenter
         The public centre: one point of ``manifold``, chosen without looking at the data.
+        ``"auto"`` (``AutoCenter()``): a private ball instead (``privacy.private_ball``,
+        docs/private_ball.md): a rough private centre that needs no ball (0.2·ε), a private
+        radius around it (0.1·ε; a number given as ``radius`` skips it), the release with the
+        rest; every stage in the certificate's ``center_selection``. In-memory records only.
     RADIUS_UNITS
     epsilon : float
-        ε > 0 of the guarantee (the total, with ``radius="auto"``).
+        ε > 0 of the guarantee (the total, with ``radius="auto"`` or ``center="auto"``).
     delta : float, optional
         δ ∈ (0, 1), required by the Gaussian mechanisms; a pure ε-DP release reports
         ``delta = 0`` whatever is given.
@@ -942,7 +952,7 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
     plan = plan_release(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
                         bound=bound, calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant,
                         strict=strict)
-    if isinstance(plan, AutoPlan):
+    if isinstance(plan, (AutoPlan, _private_ball.BallPlan)):
         return plan.release(rng=rng)
     point, acceptance = plan.draw_with_stats(None, rng=rng)
     return PrivateRelease(point, plan.certificate(acceptance))

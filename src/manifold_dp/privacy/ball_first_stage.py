@@ -1,0 +1,317 @@
+"""The first stage of ``center="auto"``: a rough private centre that needs no ball from the user.
+
+Each space has one statistic ``T(D) = (1/n) Σ φ(x_i)`` of a vector space ``R^D`` whose replace-one
+ℓ2 sensitivity is bounded *without* a centre or a radius (proofs in docs/private_ball.md):
+
+============  ==========================================================  =====================
+space         ``φ(x)`` (in ``R^D``, an isometric coordinate system)          ``Δ = sup‖T(D) − T(D')‖``
+============  ==========================================================  =====================
+sphere S^d    the point itself, a vector of norm ``R`` in ``R^(d+1)``         ``2R/n``
+Kendall       ``w w*``, ``w = H z`` (Helmert ``H``, ``z`` the unit pre-shape),  ``√2/n``
+              a Hermitian ``(k−1)×(k−1)`` matrix as ``R^((k−1)²)``
+SPD (both)    ``log x`` clipped to the Frobenius ball of radius ``B = b√k``    ``2B/n``
+              (``vecd``: ``Sym(k)`` as ``R^(k(k+1)/2)``)
+hyperbolic    ``log_e0(x)`` (spatial part) clipped to the norm ball ``B``      ``2B/n``
+Euclidean     ``x`` clipped to the norm ball ``B``                             ``2B/n``
+============  ==========================================================  =====================
+
+Records that are non-finite or not on the manifold are replaced by the public ``origin`` first
+(they then contribute a valid ``φ``, inside the same bound). ``T`` is released with the ℓ2 K-norm
+mechanism (density ``∝ exp(−‖z‖/σ)``, ``σ = Δ/ε``: radius ``Gamma(D, σ)``, uniform direction;
+Hardt & Talwar 2010), ε-DP; or, given ``δ``, the Gaussian mechanism (Balle & Wang 2018). The
+noisy vector is snapped to a public grid ``2^-20·σ`` (float bits, Mironov 2012) and mapped to a
+point (post-processing): normalised (sphere; ``0`` → origin), top eigenvector (Kendall), ``exp``
+of the log mean with its eigenvalues clamped to ``[−b, b]`` (SPD), ``exp_e0`` of the mean clamped
+to the ball ``B`` (hyperbolic, Euclidean). The point always lies in the stage's public *safe
+region* (``reference``: a worst-case point of it, for the public checks of later stages).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import helmert
+
+from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere
+from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
+from ..manifolds.spd import _SPD
+from .measurements import gaussian_scale, pure_scale
+
+__all__ = ["FirstStage", "first_stage", "l2_laplace_noise", "SPD_LOG_EIGENVALUE_BOUND", "HYPERBOLIC_BOUND",
+           "EUCLIDEAN_BOUND"]
+
+SPD_LOG_EIGENVALUE_BOUND = 5.0  # b: eigenvalues in [e^-5, e^5] ≈ [0.0067, 148]; B = b·√k
+HYPERBOLIC_BOUND = 4.0  # ‖log_e0 x‖ ≤ 4: the centre stays within 4 of e0, leaving radii up to 4 below max_reach = 8
+EUCLIDEAN_BOUND = 10.0  # ‖x‖ ≤ 10 in the data's units: set AutoCenter(bound=...) for other scales
+FIRST_STAGE_BLOCK = 4096  # records per block (bounds temporary memory; public)
+FIRST_STAGE_GRID = 2.0**-20  # the noisy statistic is snapped to 2^-20 of its noise scale
+
+
+def l2_laplace_noise(dimension, scale, rng):
+    """A draw of the ℓ2 K-norm law ``∝ exp(−‖z‖/scale)`` on ``R^dimension``: radius
+    ``Gamma(dimension, scale)`` (the polar density ``∝ ρ^(D−1) e^(−ρ/σ)``), uniform direction."""
+    g = rng.standard_normal(dimension)
+    norm = np.linalg.norm(g)
+    g = g / norm if norm > 0 else np.eye(dimension)[0]
+    return g * rng.gamma(dimension, scale)
+
+
+def _clip_rows(v, bound):
+    """Rows of ``v`` scaled into the ℓ2 ball of radius ``bound`` (a projection: norm ≤ bound)."""
+    norms = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+
+
+def _hermitian_to_real(m):
+    """Isometry of Hermitian ``(..., p, p)`` (Frobenius) onto ``R^(p²)``: diagonal, ``√2·Re`` and
+    ``√2·Im`` of the upper triangle."""
+    p = m.shape[-1]
+    iu = np.triu_indices(p, 1)
+    up = m[..., iu[0], iu[1]]
+    return np.concatenate([np.real(np.diagonal(m, axis1=-2, axis2=-1)), math.sqrt(2.0) * up.real,
+                           math.sqrt(2.0) * up.imag], axis=-1)
+
+
+def _real_to_hermitian(v, p):
+    iu = np.triu_indices(p, 1)
+    m = np.zeros((p, p), complex)
+    m[np.arange(p), np.arange(p)] = v[:p]
+    q = len(iu[0])
+    up = (v[p:p + q] + 1j * v[p + q:]) / math.sqrt(2.0)
+    m[iu[0], iu[1]] = up
+    m[iu[1], iu[0]] = np.conj(up)
+    return m
+
+
+class _SphereStage:
+    title = "extrinsic mean of the records in R^(d+1)"
+    bound_name = None
+
+    def dimension(self, m):
+        return m.dim + 1
+
+    def sensitivity(self, m, n, bound):
+        return 2.0 * m.radius / n
+
+    def rule(self, m, bound):
+        return "Δ = 2R/n: every record has norm R, so one replaced record moves the mean by ≤ 2R/n"
+
+    def block_sum(self, m, points, bound):
+        return np.sum(np.asarray(points, float), axis=0)
+
+    def to_point(self, m, z, bound):
+        return m.from_ambient(z)
+
+    def clamp(self, m, x, bound):
+        return x
+
+    def reference(self, m, bound):
+        return m.origin
+
+
+class _KendallStage:
+    title = "dominant eigenvector of (1/n)Σ w_i w_i* (w_i = H z_i, Helmert coordinates of the pre-shapes)"
+    bound_name = None
+
+    def dimension(self, m):
+        return (m.k_landmarks - 1) ** 2
+
+    def sensitivity(self, m, n, bound):
+        return math.sqrt(2.0) / n
+
+    def rule(self, m, bound):
+        return "Δ = √2/n: ‖ww* − vv*‖_F² = 2 − 2|⟨w, v⟩|² ≤ 2 for unit w, v"
+
+    def block_sum(self, m, points, bound):
+        w = np.asarray(points, complex) @ helmert(m.k_landmarks).T  # (b, k−1), unit rows
+        return _hermitian_to_real(w.T @ np.conj(w))
+
+    def to_point(self, m, z, bound):
+        values, vectors = np.linalg.eigh(_real_to_hermitian(z, m.k_landmarks - 1))
+        u = vectors[:, -1]
+        return m.project(u @ helmert(m.k_landmarks))
+
+    def clamp(self, m, x, bound):
+        return x
+
+    def reference(self, m, bound):
+        return m.origin
+
+
+class _SPDStage:
+    title = "mean of the matrix logarithms clipped to the Frobenius ball ‖log x‖_F ≤ B = b·√k"
+    bound_name = "b (|log λ| ≤ b for the centre's eigenvalues; records' logs clipped to B = b√k)"
+
+    def dimension(self, m):
+        return m.k * (m.k + 1) // 2
+
+    def sensitivity(self, m, n, bound):
+        return 2.0 * bound * math.sqrt(m.k) / n
+
+    def rule(self, m, bound):
+        return f"Δ = 2B/n, B = b√k = {bound * math.sqrt(m.k):.4g}: each clipped log lies in the Frobenius ball of radius B"
+
+    def block_sum(self, m, points, bound):
+        logs = _clip_rows(vecd(logm_spd(np.asarray(points, float))), bound * math.sqrt(m.k))
+        return np.sum(logs, axis=0)
+
+    def to_point(self, m, z, bound):
+        return expm_sym(self._clamped_log(invvecd(z, m.k), bound))
+
+    @staticmethod
+    def _clamped_log(s, bound):
+        w, u = np.linalg.eigh(0.5 * (s + s.T))
+        return (u * np.clip(w, -bound, bound)) @ u.T
+
+    def clamp(self, m, x, bound):
+        return expm_sym(self._clamped_log(logm_spd(np.asarray(x, float)), bound))
+
+    def reference(self, m, bound):
+        logs = np.zeros(m.k)
+        logs[0], logs[-1] = bound, -bound  # the worst condition number of the safe region, e^(2b)
+        return np.diag(np.exp(logs))
+
+
+class _FlatBallStage:
+    """Hyperbolic space (tangent vectors at ``e0``) and Euclidean space (the points)."""
+
+    def __init__(self, hyperbolic):
+        self.hyperbolic = hyperbolic
+        self.title = ("mean of log_e0(x) clipped to the norm ball B" if hyperbolic else
+                      "mean of the records clipped to the norm ball B around 0")
+        self.bound_name = "B (norm bound of " + ("log_e0(x))" if hyperbolic else "the records)")
+
+    def dimension(self, m):
+        return m.dim
+
+    def sensitivity(self, m, n, bound):
+        return 2.0 * bound / n
+
+    def rule(self, m, bound):
+        return f"Δ = 2B/n, B = {bound:g}: each clipped vector has norm ≤ B"
+
+    def _vectors(self, m, points):
+        points = np.asarray(points, float)
+        if self.hyperbolic:
+            return m.log(m.origin, points)[..., 1:]
+        return points
+
+    def block_sum(self, m, points, bound):
+        return np.sum(_clip_rows(self._vectors(m, points), bound), axis=0)
+
+    def to_point(self, m, z, bound):
+        z = _clip_rows(np.asarray(z, float)[None], bound)[0]
+        if self.hyperbolic:
+            return m.exp(m.origin, np.concatenate([[0.0], z]))
+        return z
+
+    def clamp(self, m, x, bound):
+        return self.to_point(m, self._vectors(m, np.asarray(x)[None])[0], bound)
+
+    def reference(self, m, bound):
+        z = np.zeros(m.dim)
+        z[0] = bound
+        return self.to_point(m, z, bound)
+
+
+STAGES = {Sphere: _SphereStage(), KendallShape2D: _KendallStage(), _SPD: _SPDStage(),
+          Hyperbolic: _FlatBallStage(True), Euclidean: _FlatBallStage(False)}
+DEFAULT_BOUNDS = {_SPD: SPD_LOG_EIGENVALUE_BOUND, Hyperbolic: HYPERBOLIC_BOUND, Euclidean: EUCLIDEAN_BOUND}
+
+
+def _lookup(table, manifold):
+    for cls in type(manifold).__mro__:
+        if cls in table:
+            return table[cls]
+    return None
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """The first stage, calibrated from public values (``first_stage``): what it computes, its
+    sensitivity and noise. ``sample(X, rng)`` reads the records."""
+
+    manifold: object
+    n: int
+    bound: float | None
+    epsilon: float
+    delta: float
+    noise: str  # "l2_laplace" or "gaussian"
+    sensitivity: float
+    scale: float
+
+    @property
+    def _stage(self):
+        return _lookup(STAGES, self.manifold)
+
+    title = property(lambda self: self._stage.title)
+    dimension = property(lambda self: self._stage.dimension(self.manifold))
+    rule = property(lambda self: self._stage.rule(self.manifold, self.bound))
+
+    def statistic(self, points):
+        """``T(D)`` of the sanitised records (in memory, block by block)."""
+        total = 0.0
+        for start in range(0, len(points), FIRST_STAGE_BLOCK):
+            with np.errstate(all="ignore"):
+                total = total + self._stage.block_sum(self.manifold, points[start:start + FIRST_STAGE_BLOCK], self.bound)
+        return np.asarray(total, float) / self.n
+
+    def noisy(self, statistic, rng):
+        """``T + noise``, snapped to the public grid ``2^-20·σ`` (the mechanism's output)."""
+        D = self.dimension
+        noise = (rng.normal(0.0, self.scale, D) if self.noise == "gaussian" else l2_laplace_noise(D, self.scale, rng))
+        grid = 2.0 ** math.ceil(math.log2(self.scale * FIRST_STAGE_GRID))
+        return np.round((statistic + noise) / grid) * grid
+
+    def privatise(self, statistic, rng):
+        """``noisy`` mapped to a point of the safe region (post-processing)."""
+        z = self.noisy(statistic, rng)
+        with np.errstate(all="ignore"):
+            return self._stage.to_point(self.manifold, z, self.bound)
+
+    def clamp(self, point):
+        """A point moved into the stage's public safe region (post-processing of a release)."""
+        with np.errstate(all="ignore"):
+            return self._stage.clamp(self.manifold, point, self.bound)
+
+    @property
+    def reference(self):
+        """A public point of the safe region where later stages' public checks are hardest."""
+        return self._stage.reference(self.manifold, self.bound)
+
+    @property
+    def theorem(self):
+        if self.noise == "gaussian":
+            return "Gaussian mechanism, analytic calibration (Balle & Wang 2018)"
+        return "ℓ2 K-norm mechanism (Hardt & Talwar 2010): density ∝ exp(−‖z‖/σ), σ = Δ/ε"
+
+
+def supports(manifold):
+    return _lookup(STAGES, manifold) is not None
+
+
+def first_stage(manifold, n, epsilon, delta=None, bound=None, calibration="analytic"):
+    """Calibrate the first stage from public values: ``delta`` given → Gaussian noise, else the
+    ℓ2 K-norm mechanism. ``bound`` (SPD: ``b``; hyperbolic, Euclidean: ``B``) defaults to the
+    documented public defaults; it is ignored (``None``) on the sphere and Kendall shapes."""
+    stage = _lookup(STAGES, manifold)
+    if stage is None:
+        raise ValueError(f"center='auto' has no first stage for {manifold!r}")
+    default = _lookup(DEFAULT_BOUNDS, manifold)
+    if default is None:
+        bound = None
+    else:
+        bound = float(default if bound is None else bound)
+        if not (math.isfinite(bound) and bound > 0):
+            raise ValueError(f"AutoCenter.bound must be a finite number > 0, got {bound!r}")
+        if isinstance(manifold, Hyperbolic) and not bound < manifold.max_reach:
+            raise ValueError(f"AutoCenter.bound must be < {manifold.max_reach:g} on {manifold!r} (the float64 reach "
+                             f"from e0), got {bound!r}")
+    sens = stage.sensitivity(manifold, n, bound)
+    if delta:
+        return FirstStage(manifold, n, bound, float(epsilon), float(delta), "gaussian", sens,
+                          gaussian_scale(sens, epsilon, delta, calibration))
+    return FirstStage(manifold, n, bound, float(epsilon), 0.0, "l2_laplace", sens,
+                      pure_scale(sens, epsilon, footpoint_free=True))

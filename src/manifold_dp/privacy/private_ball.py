@@ -1,0 +1,329 @@
+"""``center="auto"``: a private ball, then the release in it (docs/private_ball.md).
+
+In the style of CoinPress (Biswas, Dong, Kamath & Ullman, NeurIPS 2020) and the private ranges
+of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by public values
+(``n``, ε, δ, the manifold, ``AutoCenter``, ``AutoRadius``) before the data are read:
+
+1. **centre** (``ball_first_stage``): a rough private centre from a statistic whose sensitivity
+   needs no ball (sphere: the extrinsic mean; Kendall: the top eigenvector of the mean
+   ``ww*``; SPD: the mean of clipped logs; hyperbolic: clipped ``log_e0``; Euclidean: the clipped
+   mean), share ``budget`` (0.2) of ε;
+2. ``rounds`` times (default 1): a **radius** around the current centre — the exponential
+   mechanism over a public grid with the quantile utility (``radius_selection``), a base measure
+   that favours larger radii (``ball_log_weights``: it never collapses onto the centre), share ``radius_budget`` (0.1) — and, except in the last
+   round, a **re-centring** release at that radius (share ``recentre_budget``), clamped back into
+   the first stage's safe region;
+3. the **release** with the chosen mechanism at the final ``(centre, radius)`` with the rest of ε.
+
+Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
+probability above about 5 % (``ε_r·n·q/2 < ln G + 3``, public) the radius stage is replaced by the
+largest public candidate (safe: it clips least) and its share goes to the centre. A given radius
+skips the radius stages. The accountant is charged once, for every stage (basic composition of
+their events), before the records are read; the stages' outputs are each post-processing of a
+mechanism's output, and every later stage is a mechanism for every value of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._random import as_generator
+from .._validation import _is_real, check_radius
+from ..records import is_dask
+from . import radius_selection as _selection
+from .accounting import gaussian_dp_event, pure_dp_event
+from .ball_first_stage import first_stage, supports
+from .certificate import BallStage, CenterSelection
+
+__all__ = ["AutoCenter", "auto_center", "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
+
+BALL_GRID_POINTS = 32
+BALL_GRID_SPAN = 2.0**-10  # candidates from top·2^-10 to top
+BALL_GRID_TOP = 1.0 - 2.0**-10
+MAX_CURVATURE_FACTOR = 2.0  # candidates whose release sensitivity is at most 2× the flat 2r/n (L/h ≤ 2 on the sphere)
+LARGER_RADIUS_TILT = 6.0  # nats between the largest and the smallest candidate (ball_log_weights)
+RELIABILITY_MARGIN = 3.0  # ln(1/0.05): a radius below every record with probability ≲ 5 %
+UNSUPPORTED_MECHANISMS = ("riemannian_gaussian",)  # its charge depends on Δ's curvature profile at the centre
+EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(6j/(G−1)) (larger radii)"
+
+
+@dataclass(frozen=True)
+class AutoCenter:
+    """How ``center="auto"`` builds the private ball (``center="auto"`` is ``AutoCenter()``).
+
+    Parameters
+    ----------
+    budget : float, default 0.2
+        Share of ε for the first stage (the rough centre).
+    radius_budget : float, default 0.1
+        Share of ε for each private radius (with ``radius="auto"``; ``AutoRadius.budget`` does not
+        apply here, its ``quantile`` and ``grid`` do).
+    rounds : int, default 1
+        Private radii; each but the last is followed by a re-centring release at that radius.
+    recentre_budget : float, default 0.2
+        Share of ε for each re-centring release (``rounds ≥ 2``).
+    bound : float or None
+        The first stage's public bound: SPD ``b`` (``|log λ| ≤ b``, default 5), hyperbolic ``B``
+        (``‖log_e0 x‖ ≤ B``, default 4), Euclidean ``B`` (``‖x‖ ≤ B``, default 10). Ignored on the
+        sphere and Kendall shapes, which need none.
+    """
+
+    budget: float = 0.2
+    radius_budget: float = 0.1
+    rounds: int = 1
+    recentre_budget: float = 0.2
+    bound: float | None = None
+
+    def __post_init__(self):
+        for name in ("budget", "radius_budget", "recentre_budget"):
+            value = getattr(self, name)
+            if not _is_real(value) or not 0.0 < value < 1.0:
+                raise ValueError(f"AutoCenter.{name} must be a number in (0, 1), got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if isinstance(self.rounds, bool) or not isinstance(self.rounds, (int, np.integer)) or not 1 <= self.rounds <= 8:
+            raise ValueError(f"AutoCenter.rounds must be an integer in [1, 8], got {self.rounds!r}")
+        object.__setattr__(self, "rounds", int(self.rounds))
+        if self.bound is not None and (not _is_real(self.bound) or not 0.0 < self.bound < math.inf):
+            raise ValueError(f"AutoCenter.bound must be a finite number > 0 or None, got {self.bound!r}")
+
+
+def auto_center(center):
+    """The ``AutoCenter`` that ``center`` asks for, or ``None`` for a point."""
+    if isinstance(center, AutoCenter):
+        return center
+    if isinstance(center, str) and center == "auto":
+        return AutoCenter()
+    return None
+
+
+def ball_grid(manifold, stage):
+    """The public candidate radii around a centre of the first stage's safe region:
+    ``BALL_GRID_POINTS`` geometric points from ``top·2^-10`` to ``top·(1 − 2^-10)``, where ``top``
+    is ``r*`` (sphere, Kendall), ``max_reach − B`` (hyperbolic), or ``2b√k`` / ``2B`` (SPD: the
+    distance between two points of the safe region in either metric, ``‖log c‖_F + ‖log x‖_F``;
+    Euclidean: two points of the ball ``B``)."""
+    top = float(manifold.assumption_radius)
+    if np.isfinite(manifold.max_reach):
+        top = min(top, float(manifold.max_reach) - float(manifold.exp_coordinate_offset(stage.reference)))
+    if math.isinf(top):
+        scale = math.sqrt(manifold.k) if hasattr(manifold, "k") else 1.0
+        top = 2.0 * stage.bound * scale
+    return np.geomspace(top * BALL_GRID_SPAN, top * BALL_GRID_TOP, BALL_GRID_POINTS)
+
+
+def ball_log_weights(utility, epsilon):
+    """``ε·u/2 + LARGER_RADIUS_TILT·j/(G − 1)``: the exponential mechanism for a utility of
+    sensitivity 1 (ε-DP, McSherry & Talwar 2007, Thm 6) with a public base measure ``∝ e^(6j/(G−1))``
+    that favours larger radii. Where the utility is flat (no record within any candidate: the
+    centre is far from the data; or too few records to tell) the draw then lands in the top half
+    of the grid with probability ``(e^6 − e^3)/(e^6 − 1) ≈ 95 %``: the ball never collapses onto
+    the centre. A base measure does not enter the privacy loss (``radius_selection``)."""
+    u = np.asarray(utility, float)
+    return 0.5 * epsilon * u + LARGER_RADIUS_TILT * np.arange(u.size) / max(u.size - 1, 1)
+
+
+def _shares(ac, radius_private, reliable):
+    """``(centre, [radius per round], [recentre per round], release)`` shares of ε (public)."""
+    rounds = ac.rounds
+    radius = [ac.radius_budget if radius_private and reliable else 0.0] * rounds
+    recentre = [ac.recentre_budget] * (rounds - 1)
+    centre = ac.budget + (ac.radius_budget * rounds if radius_private and not reliable else 0.0)
+    release = 1.0 - centre - sum(radius) - sum(recentre)
+    if not release > 0.05:
+        raise ValueError(f"center='auto': the stages' shares leave {release:.3g} of epsilon for the release; lower "
+                         "AutoCenter.budget, radius_budget, recentre_budget or rounds")
+    return centre, radius, recentre, release
+
+
+def plan_private_ball(X, manifold, *, center, radius, epsilon, delta, mechanism, bound, calibration, restrict, round_to,
+                      accountant, strict):
+    """Stages 1–3 before the draws: public checks, every stage calibrated, the accountant
+    charged once, the first stage's statistic read. Returns a ``BallPlan``."""
+    from . import release as rel
+
+    ac = auto_center(center)
+    if not supports(manifold):
+        raise ValueError(f"center='auto' has no first stage for {manifold!r}")
+    if mechanism in UNSUPPORTED_MECHANISMS:
+        raise ValueError(f"center='auto' does not support mechanism={mechanism!r} yet; use 'laplace', 'kng', "
+                         "'tangent_gaussian', an ambient or a wrapped mechanism")
+    if is_dask(X):
+        raise ValueError("center='auto' reads the records several times in memory: not supported on Dask arrays")
+    fs_probe = first_stage(manifold, 1, 1.0, None, ac.bound)  # the safe region, from public values
+    p = rel.check_public(X, manifold, center=fs_probe.reference, radius=radius, epsilon=epsilon, delta=delta,
+                         mechanism=mechanism, bound=bound, calibration=calibration, restrict=restrict,
+                         accountant=accountant, strict=strict)
+    n, eps, auto = p["n"], p["epsilon"], p["auto"]
+    radius_private = auto is not None
+    quantile = auto.quantile if radius_private else None
+    grid = (np.asarray(auto.grid) if radius_private and auto.grid is not None else ball_grid(manifold, fs_probe)) \
+        if radius_private else np.array([p["radius"]])
+    gaussian = p["delta"] is not None and mechanism in rel.GAUSSIAN_MECHANISMS
+    delta_first = 0.5 * p["delta"] if gaussian else 0.0
+    p_final = dict(p, delta=(p["delta"] - delta_first) if gaussian else p["delta"], center=fs_probe.reference)
+    # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3
+    reliable = (not radius_private) or ac.radius_budget * eps * n * quantile / 2.0 >= math.log(len(grid)) + RELIABILITY_MARGIN
+    shares = _shares(ac, radius_private, reliable)
+    centre_share, radius_shares, recentre_shares, release_share = shares
+    stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
+    kept, kept_stages = [], []
+    for g in grid:  # every candidate must pass the public checks at the safe region's worst point
+        try:
+            r = check_radius(manifold, float(g))
+            with np.errstate(all="ignore"):
+                cals = [rel._mean_stages(manifold, p_final, r, s * eps, round_to, warn=False) for s in recentre_shares]
+                cals.append(rel._mean_stages(manifold, p_final, r, release_share * eps, round_to, warn=False))
+        except (ValueError, ArithmeticError):
+            continue
+        if cals[-1][0].sensitivity * n / (2.0 * r) > MAX_CURVATURE_FACTOR:  # near r*, h → 0: Δ blows up
+            continue
+        kept.append(r)
+        kept_stages.append(cals)
+    if not kept:
+        raise ValueError(f"center='auto': none of the {len(grid)} candidate radii passes the public checks on {manifold!r} "
+                         f"at n={n}, epsilon={eps:g}; give a radius or a larger epsilon or n")
+    if not reliable:
+        kept, kept_stages = kept[-1:], kept_stages[-1:]  # the largest candidate: the safe fallback
+    if round_to is None:
+        rel.check_round_to(None, 0.0)  # the public warning, once
+    rel.check_strict(manifold, X, p["strict"])
+    events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
+    for j in range(len(kept_stages[0])):
+        events.append(rel._largest_event([cals[j][0].measurement.event for cals in kept_stages]))
+    if p["accountant"] is not None:  # every stage at once, before the data are read
+        from dp_accounting import dp_event
+
+        p["accountant"].charge(dp_event.ComposedDpEvent(events))
+    points, _, ok = rel._validity(manifold, X)
+    sanitised = rel._sanitised(manifold, points, ok, manifold.origin)
+    return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), radius_private and reliable, quantile, shares,
+                    round_to, reliable, stage.statistic(sanitised))
+
+
+def _first_event(stage):
+    if stage.noise == "gaussian":
+        return gaussian_dp_event(stage.scale / stage.sensitivity)
+    return pure_dp_event(stage.epsilon)
+
+
+@dataclass(frozen=True)
+class BallPlan:
+    """``center="auto"`` calibrated and charged; ``release(rng)`` runs the private stages and the
+    release (``draw(size)``: that many independent releases, for audits)."""
+
+    manifold: object
+    _X: object = field(repr=False)
+    public: dict = field(repr=False)
+    auto: AutoCenter
+    first: object
+    candidates: tuple
+    select_radius: bool
+    quantile: float | None
+    shares: tuple
+    round_to: object
+    reliable: bool
+    _statistic: np.ndarray = field(repr=False)
+
+    @property
+    def epsilon(self):
+        return self.public["epsilon"]
+
+    def draw(self, size=None, *, rng=None):
+        rng = as_generator(rng)
+        if size is None:
+            return self.release(rng=rng).point
+        return np.stack([self.release(rng=rng).point for _ in range(int(size))])
+
+    def centre(self, *, rng=None):
+        """The first stage alone (its point), for audits of its noise."""
+        return self.first.privatise(self._statistic, as_generator(rng))
+
+    def _radius(self, center, share, rng):
+        """The exponential mechanism over the candidates (uniform base measure), or the one
+        public candidate when the selection is skipped."""
+        if not self.select_radius:
+            return len(self.candidates) - 1
+        from . import release as rel
+
+        distances = rel.record_distances(self.manifold, self._X, center)
+        utility = _selection.quantile_utility(distances, self.candidates, self.quantile)
+        return int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
+
+    def _release_at(self, center, radius, share, rng):
+        """The chosen mechanism at ``(center, radius)`` with ``share·ε``; a centre whose public
+        checks fail (they pass everywhere in the safe region: not expected) is replaced by the safe
+        region's reference point, a function of the released centre only."""
+        from . import release as rel
+
+        m, p = self.manifold, dict(self.public, center=center)
+        with np.errstate(all="ignore"):  # float warnings of the calibration would depend on the released ball
+            try:
+                cal, grid = rel._mean_stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
+            except (ValueError, ArithmeticError):
+                p = dict(self.public, center=self.first.reference)
+                cal, grid = rel._mean_stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
+        rel.warn_if_mostly_noise(m, "frechet_mean", cal.measurement, radius, p["n"])  # public: n, ε, the released ball
+        records = rel.prepared(m, self._X, p["center"], radius, keep=rel._reads_records(m, cal),
+                               log_mean=rel._reads_log_mean(m, cal, radius, p["n"]))
+        plan = rel._mean_plan(m, p, radius, cal, grid, records)
+        point, acceptance = plan.draw_with_stats(None, rng=rng)
+        return point, plan, cal, acceptance
+
+    def release(self, *, rng=None):
+        """One private release: centre, ``rounds`` × (radius, re-centre), release."""
+        from .release import PrivateRelease
+
+        rng = as_generator(rng)
+        centre_share, radius_shares, recentre_shares, release_share = self.shares
+        center = self.first.privatise(self._statistic, rng)
+        stages = [self._first_record()]
+        for t in range(self.auto.rounds):
+            index = self._radius(center, radius_shares[t], rng)
+            radius = self.candidates[index]
+            stages.append(self._radius_record(radius_shares[t], radius))
+            if t < self.auto.rounds - 1:
+                point, _, cal, _ = self._release_at(center, radius, recentre_shares[t], rng)
+                center = self.first.clamp(point)
+                stages.append(_release_record("recentre", cal, radius))
+        point, plan, cal, acceptance = self._release_at(center, radius, release_share, rng)
+        stages.append(_release_record("release", cal, radius))
+        delta = float(sum(s.delta for s in stages))
+        selection = CenterSelection(
+            method="private ball: a rough centre needing no ball, then private radii and re-centring, then the release "
+                   "(CoinPress, Biswas et al. 2020; Karwa & Vadhan 2018; docs/private_ball.md)",
+            rounds=self.auto.rounds, bound=self.first.bound, small_n_fallback=not self.reliable,
+            composition=f"basic composition (sequential) of {len(stages)} stages: epsilon = "
+                        + " + ".join(f"{s.epsilon:.6g}" for s in stages) + f"; delta = {delta:g}",
+            stages=tuple(stages))
+        certificate = dataclasses.replace(plan.certificate(acceptance), epsilon=self.epsilon, delta=delta,
+                                          center_selection=selection)
+        return PrivateRelease(point, certificate)
+
+    def _first_record(self):
+        f = self.first
+        return BallStage(stage="centre", mechanism=f.noise, theorem=f.theorem, statistic=f.title, sensitivity=f.sensitivity,
+                         sensitivity_bound=f.rule, scale=f.scale, epsilon=f.epsilon, delta=f.delta, radius=None)
+
+    def _radius_record(self, share, radius):
+        if not self.select_radius:
+            why = ("the radius was given" if len(self.candidates) == 1 and self.public["auto"] is None else
+                   "small n·epsilon: the exponential mechanism could not tell the data's scale, so the largest public "
+                   "candidate (safe: it clips least) was used and its share went to the centre")
+            return BallStage(stage="radius", mechanism="none (public)", theorem=why, statistic="", sensitivity=0.0,
+                             sensitivity_bound="", scale=None, epsilon=0.0, delta=0.0, radius=float(radius))
+        return BallStage(stage="radius", mechanism="exponential mechanism over a public grid (Gumbel-max draw)",
+                         theorem=EM_THEOREM, statistic=f"quantile {self.quantile:g} of ρ(centre, x_i) over "
+                         f"{len(self.candidates)} candidates", sensitivity=1.0,
+                         sensitivity_bound="u(g) = −|#{i : ρ(c, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one",
+                         scale=2.0 / (share * self.epsilon), epsilon=share * self.epsilon, delta=0.0, radius=float(radius))
+
+
+def _release_record(name, cal, radius):
+    m = cal.measurement
+    return BallStage(stage=name, mechanism=m.mechanism, theorem=m.theorem, statistic="frechet_mean",
+                     sensitivity=m.sensitivity, sensitivity_bound=cal.sensitivity_bound, scale=m.scale,
+                     epsilon=m.epsilon, delta=m.delta, radius=float(radius))
