@@ -6,22 +6,42 @@ measurement that carries its privacy guarantee. The laws read only the manifolds
 capabilities (``manifolds.base``), never their classes.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from .._typing import Array, FloatArray
 from .._validation import check_positive
+from ..manifolds.base import Manifold
 from ..manifolds.matrix import eig_apply, sqrtm_spd, sqrtm_spd_one, sym
 from ..stats.frechet import riemannian_gradient
-from .samplers import (MAX_ROUNDS, cap_fraction_argument, log_cap_fraction, metropolis_hastings, sample_cap_offset,
-                       sample_gaussian_radius, sample_laplace_radius, sample_radius_concave_volume)
-from .single_draws import laplace_radius_single_sampler
-from .spd_sampler import (sample_spd_gaussian_log_eigen, sample_spd_log_eigen, spd_gaussian_acceptance,
-                          spd_laplace_single_sampler, spd_sampler_acceptance)
+from .samplers import (
+    MAX_ROUNDS,
+    LogDensity,
+    cap_fraction_argument,
+    log_cap_fraction,
+    metropolis_hastings,
+    sample_cap_offset,
+    sample_gaussian_radius,
+    sample_laplace_radius,
+    sample_radius_concave_volume,
+)
 from .sensitivity import hessian_lower_bound
+from .single_draws import laplace_radius_single_sampler
+from .spd_sampler import (
+    sample_spd_gaussian_log_eigen,
+    sample_spd_log_eigen,
+    spd_gaussian_acceptance,
+    spd_laplace_single_sampler,
+    spd_sampler_acceptance,
+)
 
 __all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise", "RiemannianGaussian", "WrappedNoise",
            "ball_sampler_applies", "is_hadamard"]
@@ -31,39 +51,48 @@ RESTRICTED_FAILURE_LOG = 45 * np.log(2.0)  # a restricted draw fails with probab
 RESTRICTED_CHUNK = 1 << 16  # proposals per vectorised batch
 SINGLE_BASIS_MAX_DIM = 32  # single draws take their direction from a kept basis of T_η up to this dimension
 FIXED_WORK_MINIMUM = 1e-3  # below this public acceptance the fixed-work restricted sampler gives way (see below)
-_ACCEPTANCE_CACHE = {}
+_ACCEPTANCE_CACHE: dict[tuple[Manifold, tuple[Any, ...]], float] = {}
+
+if TYPE_CHECKING:
+    from ..manifolds.spd import SPDAffineInvariant
+
+Size = int | tuple[int, ...] | None  # ``size=`` of the samplers: ``None`` for one draw
 
 
-def _size_tuple(size):
+def _size_tuple(size: Size) -> tuple[int, ...]:
     return () if size is None else tuple(np.atleast_1d(size))
 
 
-def _radial_draw(m, eta, sigma, n, rng, rho_max):
+def _radial_draw(m: Manifold, eta: Array, sigma: float, n: int, rng: np.random.Generator,
+                 rho_max: float) -> tuple[Array, float]:
     """``exp_η(ρ u)``: ``ρ`` from the radial law ``e^(−ρ/σ) J(ρ)``, ``u`` a uniform unit tangent."""
     rho, acceptance = sample_laplace_radius(m, sigma, n, rng, rho_max=rho_max)
     u = m.random_unit_tangent(eta, size=n, rng=rng)
     return m.exp(eta, u * m._expand(rho)), acceptance
 
 
-def _spd_log_eigen_draw(m, eta, sigma, n, rng, rho_max):
+def _spd_log_eigen_draw(m: Manifold, eta: Array, sigma: float, n: int, rng: np.random.Generator,
+                        rho_max: float) -> tuple[Array, float]:
     """Affine-invariant SPD: the law at ``I`` by its eigenvalue construction, moved to ``η`` by
     the isometry ``X ↦ η^½ X η^½``."""
-    (lam, vec), acceptance = sample_spd_log_eigen(m.k, sigma, n, rng, rho_max=rho_max, eigen=True)
+    (lam, vec), acceptance = sample_spd_log_eigen(cast("SPDAffineInvariant", m).k, sigma, n, rng, rho_max=rho_max, eigen=True)
     half, _ = sqrtm_spd(eta)
     return sym(half @ eig_apply(vec, np.exp(lam)) @ half), acceptance  # Expm from the draw's own eigenpairs
 
 
-LAPLACE_SAMPLERS = {"radial": _radial_draw, "spd_log_eigen": _spd_log_eigen_draw}  # by ``manifold.laplace_sampler``
+LAPLACE_SAMPLERS: dict[str, Callable[[Manifold, Array, float, int, np.random.Generator, float], tuple[Array, float]]] = {
+    "radial": _radial_draw, "spd_log_eigen": _spd_log_eigen_draw}  # by ``manifold.laplace_sampler``
 
 
-def ball_sampler_applies(m):
+def ball_sampler_applies(m: Manifold) -> bool:
     """Whether ``_ball_draw`` can sample laws restricted to a ball on ``m``: a radial space of
     constant curvature (sphere, hyperbolic, Euclidean, log-Euclidean SPD) of dimension ≥ 2."""
     lo, hi = m.curvature_bounds
     return bool(m.radial and m.dim >= 2 and lo == hi)
 
 
-def _ball_draw(m, mu, center, radius, grid, G, sigma, n, rng):
+def _ball_draw(m: Manifold, mu: Array, center: Array, radius: float, grid: ArrayLike, G: ArrayLike, sigma: float, n: int,
+               rng: np.random.Generator) -> tuple[Array, float]:
     """Exact draws of the law ``∝ exp(−G(ρ(μ, x))/σ)`` (volume measure) restricted to
     ``B_radius(center)``, ``G`` non-decreasing and piecewise linear on ``grid`` (which must reach
     ``radius + ρ(μ, center)``), on a space where ``ball_sampler_applies``. Returns
@@ -85,6 +114,8 @@ def _ball_draw(m, mu, center, radius, grid, G, sigma, n, rng):
     if slope * a <= 0.5 * sigma:
         keep = grid < radius
         g_grid, g_G = np.append(grid[keep], radius), np.append(G[keep], np.interp(radius, grid, G))
+        out: list[Array]
+        proposed: float
         out, proposed, have = [], 0, 0
         for _ in range(MAX_ROUNDS):
             if have >= n:
@@ -100,7 +131,7 @@ def _ball_draw(m, mu, center, radius, grid, G, sigma, n, rng):
         else:
             raise RuntimeError(f"ball sampler on {m!r} (sigma={sigma!r}, radius={radius!r}) made no progress")
         return np.concatenate(out)[:n], have / proposed
-    log_cap = lambda rho: log_cap_fraction(cap_fraction_argument(kappa, a, radius, rho), d)
+    log_cap: LogDensity = lambda rho: log_cap_fraction(cap_fraction_argument(kappa, a, radius, rho), d)
     v = m.log(mu, center)
     v = v / m._expand(np.asarray(m.norm(mu, v)))
     rho, acceptance = sample_radius_concave_volume(m, grid, G, sigma, n, rng, log_cap=log_cap)
@@ -117,19 +148,19 @@ class _Frame(NamedTuple):
     """A validated footpoint of ``RiemannianLaplace``: ``single`` (one point, not a batch) and the
     per-footpoint constants single draws reuse (``RiemannianLaplace._footpoint_constants``)."""
 
-    eta: np.ndarray
+    eta: Array
     single: bool
-    constants: object
+    constants: Any
 
 
 @dataclass(frozen=True)
 class BoundLaplace:
     """``RiemannianLaplace.at(η)``: the unrestricted law at one checked footpoint."""
 
-    law: object
+    law: RiemannianLaplace
     frame: _Frame
 
-    def sample(self, *, rng=None):
+    def sample(self, *, rng: RngLike = None) -> Array:
         return self.law._single_draw(self.frame, as_generator(rng))[0]
 
 
@@ -167,11 +198,11 @@ class RiemannianLaplace:
     repeats the last bit for bit; binding is explicit instead.
     """
 
-    manifold: object
+    manifold: Manifold
     sigma: float
-    restrict_to: tuple | None = None
+    restrict_to: tuple[Any, float] | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         if self.restrict_to is None and not self.integrable:
             raise ValueError(
@@ -184,10 +215,10 @@ class RiemannianLaplace:
             object.__setattr__(self, "restrict_to", (self.manifold.validate_point(center, "restrict_to center"), float(radius)))
 
     @property
-    def sigma_limit(self):
+    def sigma_limit(self) -> float:
         return self.manifold.laplace_sigma_limit
 
-    def check_samplable(self):
+    def check_samplable(self) -> None:
         """Raise ``ValueError`` (public parameters only) where the exact affine-invariant SPD sampler
         would refuse at draw time (its public pilot acceptance < 1e-3): the release path calls this
         while calibrating, before any accountant is charged."""
@@ -195,17 +226,17 @@ class RiemannianLaplace:
         if m.laplace_sampler != "spd_log_eigen":
             return
         rho_max = np.inf if self.restrict_to is None else 2.0 * self.restrict_to[1]
-        pilot = spd_sampler_acceptance(m.k, float(self.sigma), float(rho_max))
+        pilot = spd_sampler_acceptance(cast("SPDAffineInvariant", m).k, float(self.sigma), float(rho_max))
         if pilot < 1e-3:
             raise ValueError(f"the exact affine-invariant Laplace sampler for {m!r} accepts about {pilot:.1e} of its "
                              f"proposals at sigma={self.sigma:.4g}; use a larger epsilon or n, a smaller radius, or the "
                              "log-Euclidean metric")
 
     @property
-    def integrable(self):
+    def integrable(self) -> bool:
         return self.sigma < self.sigma_limit
 
-    def sample(self, footpoint, size=None, *, rng=None):
+    def sample(self, footpoint: ArrayLike, size: Size = None, *, rng: RngLike = None) -> Array:
         """Exact draws, shape ``size + point_shape``; or one draw per footpoint of a batch."""
         if size is None and self.restrict_to is None:  # single draws: the short path
             frame = self._footpoint_frame(footpoint)
@@ -213,7 +244,8 @@ class RiemannianLaplace:
                 return self._single_draw(frame, as_generator(rng))[0]
         return self.sample_with_stats(footpoint, size=size, rng=rng)[0]
 
-    def sample_with_stats(self, footpoint, size=None, *, rng=None):
+    def sample_with_stats(self, footpoint: ArrayLike, size: Size = None, *,
+                          rng: RngLike = None) -> tuple[Array, float | None]:
         """``(draws, acceptance)``: the fraction of proposals that were accepted overall (a single
         draw: one over its number of proposals).
 
@@ -255,6 +287,7 @@ class RiemannianLaplace:
         draws = np.empty((n,) + tuple(m.point_shape), dtype=m.dtype)
         per_draw = self.restricted_proposals()
         group = max(1, RESTRICTED_CHUNK // per_draw)
+        inner: list[float]
         inner, found = [], np.zeros(n, bool)
         for start in range(0, n, group):
             k = min(group, n - start)
@@ -269,18 +302,18 @@ class RiemannianLaplace:
                                f"found no proposal inside the ball among its fixed {per_draw}; nothing was released")
         return draws.reshape(shape + tuple(m.point_shape)), None
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         """The law's fields only: the kept frame and sampler are caches (and hold closures)."""
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_kept_")}
 
-    def _footpoint_frame(self, footpoint):
+    def _footpoint_frame(self, footpoint: ArrayLike) -> _Frame:
         """The validated footpoint and what single draws at it use (a ``_Frame``)."""
         eta = self.manifold.validate_point(footpoint, "footpoint")
         if eta.ndim > len(self.manifold.point_shape):
             return _Frame(eta, False, None)
         return _Frame(eta, True, self._footpoint_constants(eta))
 
-    def at(self, footpoint):
+    def at(self, footpoint: ArrayLike) -> BoundLaplace:
         """The law at one footpoint, checked and decomposed once: ``.sample(rng=...)`` draws one
         point (the unrestricted law), as ``sample(footpoint)`` does, without re-checking ``η``.
 
@@ -295,7 +328,7 @@ class RiemannianLaplace:
             raise ValueError(f"at() binds one footpoint of shape {self.manifold.point_shape}, got a batch")
         return BoundLaplace(self, frame)
 
-    def _footpoint_constants(self, eta):
+    def _footpoint_constants(self, eta: Array) -> Any:
         """Per footpoint: ``η^½`` (affine-invariant SPD); else an orthonormal basis of ``T_η``,
         flattened to ``(d, size of a point)``, so that ``Σ z_i b_i`` with ``z`` uniform on the unit
         sphere of ``R^d`` is a uniform unit tangent (``None``: ``random_unit_tangent`` instead, when
@@ -316,13 +349,13 @@ class RiemannianLaplace:
             return None
         return np.ascontiguousarray(basis.reshape(m.dim, -1))
 
-    def _single_sampler(self):
+    def _single_sampler(self) -> Any:
         """The single-draw sampler of this law (public parameters only), built once and kept."""
         sampler = self.__dict__.get("_kept_sampler")
         if sampler is None:
             m = self.manifold
             if m.laplace_sampler == "spd_log_eigen":
-                sampler = spd_laplace_single_sampler(m.k, float(self.sigma))
+                sampler = spd_laplace_single_sampler(cast("SPDAffineInvariant", m).k, float(self.sigma))
             elif m.laplace_sampler == "radial":
                 sampler = laplace_radius_single_sampler(m, float(self.sigma))
             else:
@@ -330,7 +363,7 @@ class RiemannianLaplace:
             object.__setattr__(self, "_kept_sampler", sampler)  # a cache: the law's fields are untouched
         return sampler
 
-    def _single_draw(self, frame, rng):
+    def _single_draw(self, frame: _Frame, rng: np.random.Generator) -> tuple[Array, float]:
         """One unrestricted draw at a single footpoint, ``(x, acceptance)``: the laws of ``_draw``
         with Python floats and one proposal at a time (``laplace_radius_single_sampler``,
         ``spd_laplace_single_sampler``); the acceptance is ``1/proposals``."""
@@ -354,7 +387,7 @@ class RiemannianLaplace:
         return m.exp(eta, v), 1.0 / proposals
 
     @property
-    def uses_ball_sampler(self):
+    def uses_ball_sampler(self) -> bool:
         """Whether restricted draws come from ``_ball_draw`` (exact, no proposal outside the ball)
         instead of the fixed-work sampler below: where the latter's public acceptance estimate is
         below ``FIXED_WORK_MINIMUM`` — in high dimension, where from a footpoint on the boundary
@@ -363,7 +396,7 @@ class RiemannianLaplace:
         return bool(self.restrict_to is not None and ball_sampler_applies(self.manifold)
                     and self.restricted_acceptance() < FIXED_WORK_MINIMUM)
 
-    def restricted_proposals(self):
+    def restricted_proposals(self) -> int:
         """The fixed, public number of proposals spent on every restricted draw.
 
         Rejection sampling with a geometric number of proposals runs for a time that depends on
@@ -377,11 +410,11 @@ class RiemannianLaplace:
         rate = 0.5 * self.restricted_acceptance()
         return int(np.ceil(RESTRICTED_FAILURE_LOG / -np.log1p(-min(rate, 0.5))))
 
-    def restricted_acceptance(self, trials=20_000):
+    def restricted_acceptance(self, trials: int = 20_000) -> float:
         """Public estimate of the restricted sampler's acceptance at its worst footpoint, a point on
         the ball's boundary (a fixed public point, a fixed internal seed): depends on ``σ``, the
         manifold and the ball only. Used to refuse an unsamplable law before any data are read."""
-        center, radius = self.restrict_to
+        center, radius = cast("tuple[Any, float]", self.restrict_to)  # only restricted laws ask
         key = (self.sigma, radius, np.asarray(center).tobytes(), trials)
         cached = _ACCEPTANCE_CACHE.get((self.manifold, key))
         if cached is not None:
@@ -393,18 +426,18 @@ class RiemannianLaplace:
         _ACCEPTANCE_CACHE[(self.manifold, key)] = rate
         return rate
 
-    def check_restricted_feasible(self, minimum=1e-3):
+    def check_restricted_feasible(self, minimum: float = 1e-3) -> None:
         """Raise ``ValueError`` (public parameters only) when the restricted law cannot be sampled
         in reasonable time: in high dimension with ``dσ`` above the radius the law piles up on the
         far side of the ball and rejection from the unrestricted law almost never lands inside."""
         rate = self.restricted_acceptance()
         if rate < minimum and not self.uses_ball_sampler:
             raise ValueError(
-                f"the Laplace law restricted to a ball of radius {self.restrict_to[1]:g} on {self.manifold!r} at "
-                f"sigma={self.sigma:.4g} accepts about {rate:.1e} of its proposals: the noise is far larger than the "
-                "ball (the release would be mostly noise); use a larger epsilon or n, or a larger radius")
+                f"the Laplace law restricted to a ball of radius {cast('tuple[Any, float]', self.restrict_to)[1]:g} on "
+                f"{self.manifold!r} at sigma={self.sigma:.4g} accepts about {rate:.1e} of its proposals: the noise is far "
+                "larger than the ball (the release would be mostly noise); use a larger epsilon or n, or a larger radius")
 
-    def _draw(self, eta, n, rng, rho_max):
+    def _draw(self, eta: Array, n: int, rng: np.random.Generator, rho_max: float) -> tuple[Array, float]:
         return LAPLACE_SAMPLERS[self.manifold.laplace_sampler](self.manifold, eta, self.sigma, n, rng, rho_max)
 
 
@@ -432,32 +465,33 @@ class KNormGradient:
     SPD the Lemma 1 proposal.
     """
 
-    manifold: object
+    manifold: Manifold
     sigma: float
-    center: np.ndarray
+    center: Array
     radius: float
     h: float = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         object.__setattr__(self, "center", self.manifold.validate_point(self.center, "center"))
         object.__setattr__(self, "h", hessian_lower_bound(self.radius, self.manifold.curvature_bounds[1]))
 
     @property
-    def uses_radial_envelope(self):
+    def uses_radial_envelope(self) -> bool:
         """Whether draws come from the radial envelope (positively curved radial spaces) rather than
         the Lemma 1 Laplace proposal."""
         return bool(self.manifold.radial and self.manifold.curvature_bounds[1] > 0)
 
-    def log_density(self, x, X):
+    def log_density(self, x: ArrayLike, X: ArrayLike) -> FloatArray:
         """Unnormalised log density ``−‖∇F(x; X)‖/σ`` (``x`` may be a batch)."""
         m = self.manifold
         return -m.norm(x, riemannian_gradient(m, x, X)) / self.sigma
 
-    def sample(self, X, mean, size=None, *, rng=None):
+    def sample(self, X: Any, mean: ArrayLike, size: Size = None, *, rng: RngLike = None) -> Array:
         return self.sample_with_stats(X, mean, size=size, rng=rng)[0]
 
-    def sample_with_stats(self, X, mean, size=None, *, rng=None):
+    def sample_with_stats(self, X: Any, mean: ArrayLike, size: Size = None, *,
+                          rng: RngLike = None) -> tuple[Array, float]:
         """``(draws, acceptance)``. The acceptance depends on the data: it is not private.
 
         Public caps: at most 10⁴ rounds and ``10⁵ + 10⁴·n`` proposals for ``n`` draws. Records
@@ -474,7 +508,7 @@ class KNormGradient:
             raise ValueError(f"KNG needs every record in B_r(center), r = {self.radius!r} (2022 Lemma 1): clip them first")
         e = float(m.norm(mu, riemannian_gradient(m, mu, X))) / self.h
         ball = ball_sampler_applies(m)
-        envelope = None
+        envelope: Any = None  # (grid, G) where the proposal is radial: _radial_envelope gives one when κmax > 0
         if ball or self.uses_radial_envelope:
             # G(ρ) ≤ ‖∇F(x)‖ at ρ = ρ(x̄, x), slope ≤ 1: the radial envelope, or Lemma 1's hρ
             envelope = self._radial_envelope(X, mu, e) if self.uses_radial_envelope else self._linear_envelope(mu)
@@ -486,6 +520,8 @@ class KNormGradient:
         max_rounds, budget = 10_000, 100_000 + 10_000 * n
         # ∇F at a batch of proposals costs (batch × records) memory: keep it near 4M entries
         max_batch = max(8, min(10_000, 4_000_000 // max(len(X), 1)))
+        out: list[Array]
+        proposed: float
         out, proposed, have, rate, last = [], 0, 0, 0.5, max(8, n)
         for _ in range(max_rounds):
             if have >= n or proposed >= budget:
@@ -525,16 +561,16 @@ class KNormGradient:
         draws = np.concatenate(out)[:n]
         return draws.reshape(shape + tuple(m.point_shape)), have / proposed
 
-    def _reach(self, mu):
+    def _reach(self, mu: Array) -> float:
         m = self.manifold
         return min(self.radius + float(m.dist(self.center, mu)), 2 * self.radius, float(m.radial_range[1]))
 
-    def _linear_envelope(self, mu):
+    def _linear_envelope(self, mu: Array) -> tuple[FloatArray, FloatArray]:
         """Lemma 1's ``G(ρ) = hρ`` on ``[0, reach]``."""
         grid = np.array([0.0, self._reach(mu)])
         return grid, self.h * grid
 
-    def _radial_envelope(self, X, mu, e, cells=400):
+    def _radial_envelope(self, X: Any, mu: Array, e: float, cells: int = 400) -> tuple[FloatArray, FloatArray] | None:
         """A data-dependent lower bound ``G(ρ) ≤ ‖∇F(x)‖`` at ``ρ = ρ(x̄, x)``, tighter than ``hρ``.
 
         Along the unit geodesic from ``x̄``, ``d²F/dt² ≥ h_D(t) = mean_i f(min(t + a_i, 2r))`` with
@@ -577,19 +613,20 @@ class KNormGradient:
         G = np.concatenate([[0.0], np.cumsum(h_right * np.diff(grid))])
         return grid, G
 
-    def sample_mcmc(self, X, start, n_steps, step_size, size=None, *, rng=None):
+    def sample_mcmc(self, X: Any, start: ArrayLike, n_steps: int, step_size: float, size: Size = None, *,
+                    rng: RngLike = None) -> tuple[Array, float]:
         """Metropolis–Hastings draws of the same law: a cross-check, **approximate**, and at
         best approximately DP (docs/theory.md §7). ``start`` must not depend on the data in a real release."""
         m = self.manifold
         shape = _size_tuple(size)
         n = int(np.prod(shape)) if shape else 1
         start = np.broadcast_to(m.validate_point(start, "start"), (n,) + tuple(m.point_shape))
-        inside = lambda y: m.dist(self.center, y) <= self.radius
+        inside: Callable[[Array], Any] = lambda y: m.dist(self.center, y) <= self.radius
         x, acc = metropolis_hastings(m, lambda y: self.log_density(y, X), start, n_steps, step_size, rng=rng, inside=inside)
         return x.reshape(shape + tuple(m.point_shape)), float(np.mean(acc))
 
 
-def _k_upper(u):
+def _k_upper(u: FloatArray) -> FloatArray:
     """An upper bound of ``k(u) = (1 − u cot u)/sin²u`` on ``[0, π/2]`` (exact to rounding above
     ``u = 0.01``; below, ``1/3 + 0.14u²`` ≥ its series ``1/3 + 2u²/15 + O(u⁴)``)."""
     u = np.asarray(u, float)
@@ -608,16 +645,16 @@ class TangentGaussian:
     Utility: ``ρ²_LE(η, x̃) ~ σ² χ²_d`` exactly.
     """
 
-    manifold: object
+    manifold: Manifold
     sigma: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         if not self.manifold.flat_chart:
             raise ValueError(f"the tangent Gaussian mechanism needs a manifold with a flat chart (log-Euclidean SPD, "
                              f"Euclidean), got {self.manifold!r}")
 
-    def sample(self, footpoint, size=None, *, rng=None):
+    def sample(self, footpoint: ArrayLike, size: Size = None, *, rng: RngLike = None) -> Array:
         m = self.manifold
         z = m.to_chart(m.validate_point(footpoint, "footpoint"))
         noise = as_generator(rng).normal(0.0, self.sigma, size=_size_tuple(size) + (m.dim,))
@@ -640,13 +677,13 @@ class AmbientNoise:
     normalise on the sphere; symmetrise and floor the eigenvalues at ``floor`` on SPD.
     """
 
-    manifold: object
+    manifold: Manifold
     kind: str
     sigma: float
     project: bool = True
     floor: float = 1e-12
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         if self.kind not in AMBIENT_NOISES:
             raise ValueError(f"kind must be one of {AMBIENT_NOISES}, got {self.kind!r}")
@@ -654,17 +691,17 @@ class AmbientNoise:
             raise ValueError(f"no ambient embedding is defined for {self.manifold!r}")
 
     @property
-    def ambient_dim(self):
-        return self.manifold.ambient_dim
+    def ambient_dim(self) -> int:
+        return cast(int, self.manifold.ambient_dim)  # not None: checked at construction
 
-    def to_ambient(self, x):
+    def to_ambient(self, x: ArrayLike) -> FloatArray:
         return self.manifold.to_ambient(x)
 
-    def from_ambient(self, z):
+    def from_ambient(self, z: ArrayLike) -> Array:
         """Back onto the manifold (``project=True``), else the ambient vector itself."""
         return self.manifold.from_ambient(z, self.floor) if self.project else np.asarray(z, float)
 
-    def noise(self, size, rng):
+    def noise(self, size: Size, rng: RngLike) -> FloatArray:
         rng = as_generator(rng)
         D = self.ambient_dim
         shape = _size_tuple(size) + (D,)
@@ -676,7 +713,7 @@ class AmbientNoise:
         g /= np.linalg.norm(g, axis=-1, keepdims=True)
         return g * self.sigma * rng.gamma(D, 1.0, size=shape[:-1] + (1,))
 
-    def sample(self, ambient_point, size=None, *, rng=None):
+    def sample(self, ambient_point: ArrayLike, size: Size = None, *, rng: RngLike = None) -> Array:
         """Draws around an ambient point (shape ``(D,)``), returned in the manifold's layout."""
         z = np.asarray(ambient_point, float)
         return self.from_ambient(z + self.noise(size, rng))
@@ -699,24 +736,24 @@ class RiemannianGaussian:
     (``sample_spd_gaussian_log_eigen``) at ``I``, moved to ``η`` by ``X ↦ η^½ X η^½``.
     """
 
-    manifold: object
+    manifold: Manifold
     sigma: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         m = self.manifold
         if not (m.radial or m.laplace_sampler == "spd_log_eigen"):
             raise ValueError(f"no exact Riemannian Gaussian sampler is known for {m!r}")
 
-    def check_samplable(self):
+    def check_samplable(self) -> None:
         """Raise ``ValueError`` (public parameters only) where the exact sampler would be hopeless
         (affine-invariant SPD at a very large ``σ``)."""
         m = self.manifold
-        if not m.radial and spd_gaussian_acceptance(m.k, float(self.sigma)) < 1e-3:
+        if not m.radial and spd_gaussian_acceptance(cast("SPDAffineInvariant", m).k, float(self.sigma)) < 1e-3:
             raise ValueError(f"the exact affine-invariant Gaussian sampler for {m!r} at sigma={self.sigma:.4g} accepts "
                              "under 1e-3 of its proposals; use a larger epsilon or n")
 
-    def sample(self, footpoint, size=None, *, rng=None):
+    def sample(self, footpoint: ArrayLike, size: Size = None, *, rng: RngLike = None) -> Array:
         """Exact draws, shape ``size + point_shape``."""
         rng = as_generator(rng)
         m = self.manifold
@@ -727,13 +764,13 @@ class RiemannianGaussian:
             rho, _ = sample_gaussian_radius(m, self.sigma, n, rng)
             x = m.exp(eta, m.random_unit_tangent(eta, size=n, rng=rng) * m._expand(rho))
         else:
-            (lam, vec), _ = sample_spd_gaussian_log_eigen(m.k, self.sigma, n, rng, eigen=True)
+            (lam, vec), _ = sample_spd_gaussian_log_eigen(cast("SPDAffineInvariant", m).k, self.sigma, n, rng, eigen=True)
             half, _ = sqrtm_spd(eta)
             x = sym(half @ eig_apply(vec, np.exp(lam)) @ half)
         return x.reshape(shape + tuple(m.point_shape))
 
 
-def is_hadamard(manifold):
+def is_hadamard(manifold: Manifold) -> bool:
     """Whether ``manifold`` is a Hadamard manifold (complete, simply connected, curvature ≤ 0),
     read off its declared curvature and injectivity radius: there ``log_b`` is 1-Lipschitz."""
     return bool(manifold.curvature_bounds[1] <= 0 and np.isinf(manifold.injectivity_radius))
@@ -755,12 +792,12 @@ class WrappedNoise:
     ``random_unit_tangent(b)``: no coordinates are needed.
     """
 
-    manifold: object
+    manifold: Manifold
     kind: str
     sigma: float
-    base: np.ndarray
+    base: Array
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         if self.kind not in WRAPPED_KINDS:
             raise ValueError(f"kind must be one of {WRAPPED_KINDS}, got {self.kind!r}")
@@ -769,13 +806,13 @@ class WrappedNoise:
                              f"{self.manifold!r} has curvature bounds {tuple(self.manifold.curvature_bounds)}")
         object.__setattr__(self, "base", self.manifold.validate_point(self.base, "base"))
 
-    def radius(self, n, rng):
+    def radius(self, n: int, rng: np.random.Generator) -> FloatArray:
         d = self.manifold.dim
         if self.kind == "laplace":
             return rng.gamma(d, self.sigma, size=n)
         return self.sigma * np.sqrt(rng.chisquare(d, size=n))
 
-    def sample(self, footpoint, size=None, *, rng=None):
+    def sample(self, footpoint: ArrayLike, size: Size = None, *, rng: RngLike = None) -> Array:
         """Draws around ``footpoint``, shape ``size + point_shape``."""
         rng = as_generator(rng)
         m, b = self.manifold, self.base

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_n, check_radius
 from ..manifolds.base import Manifold
-from ..stats.frechet import hessian_lower_bound
+from ..stats.frechet import hessian_lower_bound as hessian_lower_bound  # re-exported: the privacy API names it
 
 __all__ = ["log_lipschitz", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity"]
 
