@@ -175,11 +175,14 @@ def _fits(name: str, record_shape: tuple[int, ...]) -> bool:
 
 
 def parse_center(text: str, manifold: Manifold, reader: RecordReader | None = None,
-                 reader_width: int | None = None) -> Array:
-    """``origin`` (north pole, identity, e0, regular polygon, zero) or a file / comma list of
+                 reader_width: int | None = None) -> Array | str:
+    """``auto`` (a private ball, ``center="auto"``: passed through as the string), ``origin``
+    (north pole, identity, e0, regular polygon, zero) or a file / comma list of
     numbers: a point in the manifold's layout or, with ``reader`` (``--layout``, ``--input``), one
     record as the file holds it (``reader_width`` numbers). On the sphere a typed direction a little
     off the radius (rounded digits) is normalised with a ``CliNote``; far off, refused."""
+    if text == "auto":
+        return "auto"
     if text == "origin":
         return np.asarray(manifold.origin)
     values = _center_values(text)

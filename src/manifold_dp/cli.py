@@ -378,7 +378,8 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--landmarks", type=_integer_at_least(3), metavar="K",
                    help="kendall2d: k landmarks, records x1,y1,...,xk,yk of 2k numbers" + from_file)
     r.add_argument("--center", required=True, help="public centre of the data ball, chosen without looking at the "
-                   "data: 'origin' (north pole, identity, e0, regular polygon, zero), numbers 'a,b,c' (a leading minus "
+                   "data: 'auto' (a private ball: a rough private centre, then a private radius unless --radius is a "
+                   "number; docs/private_ball.md), 'origin' (north pole, identity, e0, regular polygon, zero), numbers 'a,b,c' (a leading minus "
                    "is fine: --center -0.45,0.2,0.87 or --center=-0.45,0.2,0.87; with --layout or --input also as the "
                    "file's records are written) or a .npy file. On the sphere a typed direction within 1%% of unit norm "
                    "is normalised (with a note)")
