@@ -18,17 +18,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-
 from numpy.typing import ArrayLike
 
-from ..manifolds.base import Manifold
+from .._random import RngLike
 from .._validation import check_delta, check_epsilon, check_positive
-from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
+from ..manifolds.base import Manifold
 from . import gdp
-from .mechanisms import (AmbientNoise, KNormGradient, RiemannianGaussian, RiemannianLaplace, TangentGaussian, WrappedNoise,
-                         ball_sampler_applies, is_hadamard)
+from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
+from .mechanisms import (
+    AmbientNoise,
+    KNormGradient,
+    RiemannianGaussian,
+    RiemannianLaplace,
+    TangentGaussian,
+    WrappedNoise,
+    ball_sampler_applies,
+    is_hadamard,
+)
+
+if TYPE_CHECKING:
+    from .accounting import DpEvent
 
 __all__ = ["pure_scale", "gaussian_scale", "Measurement", "laplace", "kng", "tangent_gaussian", "ambient",
            "riemannian_gaussian", "wrapped", "paper_variant"]
@@ -39,22 +51,23 @@ WRAPPED_MECHANISMS = ("wrapped_laplace", "wrapped_gaussian")
 SIGMA_BISECTIONS = 30  # halvings of the log-σ bracket: σ within a factor 2^(2^-30·log2(bracket)) of the smallest
 
 
-def pure_scale(sensitivity, epsilon, footpoint_free):
+def pure_scale(sensitivity: float, epsilon: float, footpoint_free: bool) -> float:
     """``σ`` of an ε-DP law ``∝ exp(−ρ(η, x)/σ)`` with sensitivity ``Δ`` of its footpoint:
     ``Δ/ε`` when its normalising constant is the same for every footpoint (and every dataset),
     else ``2Δ/ε`` (2021 Thm 1 and its homogeneous case; 2022 Thm 1)."""
     return _finite((1.0 if footpoint_free else 2.0) * sensitivity / epsilon, epsilon)
 
 
-def gaussian_scale(sensitivity, epsilon, delta, calibration="analytic"):
+def gaussian_scale(sensitivity: float, epsilon: float, delta: float, calibration: str = "analytic") -> float:
     """``σ`` of the Gaussian mechanism for ``(ε, δ)``: the analytic calibration (Balle & Wang
     2018, every ε) or the classical one (Dwork & Roth 2014 Thm A.1, ε < 1)."""
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
-    return _finite((analytic_gaussian_sigma if calibration == "analytic" else classical_gaussian_sigma)(epsilon, delta, sensitivity), epsilon)
+    return _finite((analytic_gaussian_sigma if calibration == "analytic" else classical_gaussian_sigma)(
+        epsilon, delta, sensitivity), epsilon)
 
 
-def _finite(sigma, epsilon):
+def _finite(sigma: float, epsilon: float) -> float:
     """Python floats overflow to inf silently: refuse a scale float64 cannot hold."""
     if not (math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"epsilon={epsilon!r} gives a noise scale that is not a finite positive float64; use a larger epsilon")
@@ -81,7 +94,7 @@ class Measurement:
     restriction: str
     sampler: str
     statistic: str
-    law: object = field(repr=False)
+    law: Any = field(repr=False)  # a law of ``privacy.mechanisms`` (what ``sample`` takes depends on ``statistic``)
     acceptance_public: bool = True  # whether the sampler's acceptance depends on public values only
     restricted: bool = False  # whether the law lives on the public ball B_r(center)
     certified: bool = True  # False for a paper calibration below the proven scale (``paper_variant``): never release it
@@ -89,7 +102,7 @@ class Measurement:
     gdp_slack: float = 0.0  # additive δ its μ-GDP claim needs (a numerical check that stops at a tail; ``slack_dp_event``)
 
     @property
-    def event(self):
+    def event(self) -> DpEvent:
         """The release as a ``dp_accounting`` event (``privacy.accounting``); an uncertified
         measurement has none (``ValueError``), so charging it fails before any data are read."""
         from .accounting import gaussian_dp_event, pure_dp_event, slack_dp_event
@@ -109,12 +122,13 @@ class Measurement:
             return gaussian_dp_event(self.scale / self.sensitivity)
         return pure_dp_event(self.epsilon)
 
-    def sample(self, statistic, size=None, *, rng=None):
+    def sample(self, statistic: Any, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Any:
         """Draws of the mechanism around ``statistic`` (see the class docstring), shape
         ``size + point_shape``."""
         return self.sample_with_stats(statistic, size, rng=rng)[0]
 
-    def sample_with_stats(self, statistic, size=None, *, rng=None):
+    def sample_with_stats(self, statistic: Any, size: int | tuple[int, ...] | None = None, *,
+                          rng: RngLike = None) -> tuple[Any, float | None]:
         """``(draws, acceptance)``; ``acceptance`` is ``None`` where it depends on the data."""
         law = self.law
         if self.statistic == "gradient_field":
@@ -128,7 +142,8 @@ class Measurement:
         return law.sample(statistic, size=size, rng=rng), 1.0
 
 
-def laplace(manifold: Manifold, sensitivity: float, epsilon: float, *, restrict_to: tuple | None = None) -> Measurement:
+def laplace(manifold: Manifold, sensitivity: float, epsilon: float, *,
+            restrict_to: tuple[Any, float] | None = None) -> Measurement:
     """The Riemannian Laplace mechanism (Reimherr, Bharath, Soto 2021, Thm 1): ε-DP for a
     footpoint of sensitivity ``Δ``. Unrestricted on a homogeneous space (``manifold.homogeneous``)
     ``σ = Δ/ε``; restricted to ``restrict_to = (center, radius)`` (2021 Thm 3) ``σ = 2Δ/ε``.
@@ -153,7 +168,8 @@ def laplace(manifold: Manifold, sensitivity: float, epsilon: float, *, restrict_
     return Measurement("laplace", "Riemannian Laplace",
                        "Reimherr et al. 2021, Thm 1 (" + ("Thm 3 restriction" if restricted else "homogeneous case") + ")",
                        epsilon, 0.0, sensitivity, sigma, rule,
-                       f"B_r(center), r = {restrict_to[1]:g}" if restricted else "none", f"exact ({sampler})",
+                       f"B_r(center), r = {cast('tuple[Any, float]', restrict_to)[1]:g}" if restricted else "none",
+                       f"exact ({sampler})",
                        "frechet_mean", law, acceptance_public=not restricted, restricted=restricted)
 
 
@@ -165,6 +181,7 @@ def kng(manifold: Manifold, sensitivity: float, epsilon: float, *, center: Array
     sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
     sigma = pure_scale(sensitivity, epsilon, footpoint_free=False)
     flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
+    law: RiemannianLaplace | KNormGradient
     if flat:
         law = RiemannianLaplace(manifold, sigma, restrict_to=(center, radius))
         law.check_restricted_feasible()
@@ -211,7 +228,8 @@ def ambient(manifold: Manifold, mechanism: str, sensitivity: float, epsilon: flo
     if mechanism not in AMBIENT_MECHANISMS:
         raise ValueError(f"mechanism must be one of {AMBIENT_MECHANISMS}, got {mechanism!r}")
     sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
-    kind = {"ambient_laplace": "l2_laplace", "ambient_gaussian": "gaussian", "coordinate_laplace": "coordinate_laplace"}[mechanism]
+    kind = {"ambient_laplace": "l2_laplace", "ambient_gaussian": "gaussian",
+            "coordinate_laplace": "coordinate_laplace"}[mechanism]
     if manifold.ambient_dim is None:
         raise ValueError(f"mechanism={mechanism!r} needs an ambient embedding; {manifold!r} has none")
     D = manifold.ambient_dim
@@ -302,11 +320,11 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
                        f"exact ({sampler})", "frechet_mean", law, gdp_mu=float(mu), gdp_slack=slack)
 
 
-def _profile_sigma(manifold, sensitivity, epsilon, delta):
+def _profile_sigma(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> float:
     """The smallest ``σ`` (to the bisection's resolution, on the safe side) whose profile bound
     (``gdp.privacy_profile``) is ``≤ δ`` at ``ε``. The value returned is one at which the bound
     was checked, whether or not the bound is monotone in ``σ``."""
-    def ok(s):  # a bound the quadrature cannot produce (its window left float64) certifies nothing
+    def ok(s: float) -> bool:  # a bound the quadrature cannot produce (its window left float64) certifies nothing
         try:
             return bool(gdp.privacy_profile(manifold, sensitivity, s, epsilon) <= delta)
         except (ValueError, IndexError, FloatingPointError):

@@ -91,7 +91,7 @@ def ball_sampler_applies(m: Manifold) -> bool:
     return bool(m.radial and m.dim >= 2 and lo == hi)
 
 
-def _ball_draw(m: Manifold, mu: Array, center: Array, radius: float, grid: ArrayLike, G: ArrayLike, sigma: float, n: int,
+def _ball_draw(m: Manifold, mu: Array, center: ArrayLike, radius: float, grid: ArrayLike, G: ArrayLike, sigma: float, n: int,
                rng: np.random.Generator) -> tuple[Array, float]:
     """Exact draws of the law ``∝ exp(−G(ρ(μ, x))/σ)`` (volume measure) restricted to
     ``B_radius(center)``, ``G`` non-decreasing and piecewise linear on ``grid`` (which must reach
@@ -467,7 +467,7 @@ class KNormGradient:
 
     manifold: Manifold
     sigma: float
-    center: Array
+    center: ArrayLike  # validated into a point of ``manifold`` at construction
     radius: float
     h: float = field(init=False)
 
@@ -795,7 +795,7 @@ class WrappedNoise:
     manifold: Manifold
     kind: str
     sigma: float
-    base: Array
+    base: ArrayLike  # validated into a point of ``manifold`` at construction
 
     def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
