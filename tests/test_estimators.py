@@ -3,7 +3,7 @@
 The estimator is a wrapper, so these tests check the wrapping: every fit is one release through
 ``private_frechet_mean`` (reproducible with an int seed, fresh with ``None``, charged every time,
 clones share the budget), the layouts pyRiemann and the library use, and ``transform``'s tangent
-vectors. The release itself is tested in test_privacy.py and test_scales.py.
+vectors. The release itself is tested in test_privacy.py and test_contract_mechanisms.py.
 """
 
 import doctest
