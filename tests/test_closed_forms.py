@@ -1,4 +1,5 @@
-"""Closed-form values, invariances, and pyRiemann as an independent oracle for SPD."""
+"""Closed-form values, invariances and membership tests per space, and pyRiemann as an independent
+oracle for SPD. The properties every space shares: test_contract_manifolds.py."""
 
 import numpy as np
 import pyriemann.geometry.distance as prd
@@ -128,3 +129,25 @@ def test_kendall_log_at_orthogonal_shape_is_horizontal():
     assert np.isclose(kd.dist(sq, y), np.pi / 2)
     v = kd.log(sq, y)
     assert np.isclose(np.vdot(sq, v), 0.0) and np.isclose(v.sum(), 0.0)
+
+
+@pytest.mark.parametrize("cls", ["SPDAffineInvariant", "SPDLogEuclidean"])
+def test_spd_membership_mask_in_mixed_batches(cls):
+    """The positive-definiteness test (a batch Cholesky, eigenvalues only when it fails) must
+    give each matrix its own verdict, and agree with the smallest eigenvalue away from 0."""
+    import manifold_dp
+
+    spd = getattr(manifold_dp, cls)(4)
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((200, 4, 4))
+    S = A + np.swapaxes(A, -1, -2) + rng.uniform(-2, 6, size=(200, 1, 1)) * np.eye(4)
+    lam = np.linalg.eigvalsh(S)[:, 0]
+    clear = np.abs(lam) > 1e-8
+    assert 20 < np.sum(lam > 0) < 180  # both kinds present
+    assert np.array_equal(spd.belongs(S)[clear], (lam > 0)[clear])
+    assert spd.belongs(S[lam > 0]).all()
+    nonsym = S[lam > 0][0].copy()
+    nonsym[0, 1] += 1.0
+    assert spd.belongs(np.stack([S[lam > 0][0], nonsym])).tolist() == [True, False]
+    ok, reason = spd.check_point(S[lam <= 0][0])
+    assert not ok and reason.startswith("not positive definite")

@@ -1,11 +1,21 @@
-"""One property suite over every manifold (STYLE §8), then closed forms per space."""
+"""The manifold contract: one property suite run over every example of every manifold in
+``manifold_dp.manifolds.REGISTRY`` (``conftest.MANIFOLDS``; a new space is picked up without a list
+here). Geometry (exp∘log = id, log tangent, dist = ‖log‖, symmetry, the triangle inequality,
+batch == loop), declared capabilities, the polar volume density against the Jacobian of ``exp``
+and its slope against quadrature (where the space declares a radial density), the declared float
+error, Newton constants as true bounds (where declared), and the released representative
+(``canonical``). Closed forms per space: ``test_closed_forms.py``."""
 
 import numpy as np
 import pytest
+from scipy.integrate import cumulative_trapezoid
 
 from conftest import MANIFOLDS, base_point, near_points
+from manifold_dp.manifolds import REGISTRY
 
 N = 20
+RADIAL = [name for name, m in MANIFOLDS.items() if m.radial]
+NEWTON = [name for name, m in MANIFOLDS.items() if m.newton_constants(0.5 * min(1.0, m.assumption_radius), 10) is not None]
 
 
 def test_exp_log_roundtrip(manifold):
@@ -126,28 +136,6 @@ def test_log_volume_ratio_is_an_envelope(name):
         assert np.all(manifold.log_volume_ratio(rho) <= 1e-12)
 
 
-@pytest.mark.parametrize("cls", ["SPDAffineInvariant", "SPDLogEuclidean"])
-def test_spd_membership_mask_in_mixed_batches(cls):
-    """The positive-definiteness test (a batch Cholesky, eigenvalues only when it fails) must
-    give each matrix its own verdict, and agree with the smallest eigenvalue away from 0."""
-    import manifold_dp
-
-    spd = getattr(manifold_dp, cls)(4)
-    rng = np.random.default_rng(11)
-    A = rng.standard_normal((200, 4, 4))
-    S = A + np.swapaxes(A, -1, -2) + rng.uniform(-2, 6, size=(200, 1, 1)) * np.eye(4)
-    lam = np.linalg.eigvalsh(S)[:, 0]
-    clear = np.abs(lam) > 1e-8
-    assert 20 < np.sum(lam > 0) < 180  # both kinds present
-    assert np.array_equal(spd.belongs(S)[clear], (lam > 0)[clear])
-    assert spd.belongs(S[lam > 0]).all()
-    nonsym = S[lam > 0][0].copy()
-    nonsym[0, 1] += 1.0
-    assert spd.belongs(np.stack([S[lam > 0][0], nonsym])).tolist() == [True, False]
-    ok, reason = spd.check_point(S[lam <= 0][0])
-    assert not ok and reason.startswith("not positive definite")
-
-
 def test_tangent_coordinates_are_orthonormal(manifold):
     """``to_tangent_coordinates`` is an isometry ``T_x M → R^dim`` and ``from_tangent_coordinates`` its inverse."""
     rng = np.random.default_rng(11)
@@ -174,3 +162,123 @@ def test_tangent_coordinates_broadcast_over_base_points(manifold):
     loop = np.stack([manifold.to_tangent_coordinates(X[i], V[i]) for i in range(5)])
     assert np.allclose(batch, loop, atol=1e-12)
     assert np.allclose(manifold.from_tangent_coordinates(X, batch), V, atol=1e-10)
+
+
+def test_declared_capabilities(manifold):
+    m = manifold
+    assert isinstance(m.homogeneous, bool) and isinstance(m.radial, bool) and isinstance(m.flat_chart, bool)
+    assert m.laplace_sigma_limit > 0
+    assert m.laplace_sampler in ("radial", "spd_log_eigen")
+    if m.radial:
+        assert m.log_volume(0.1) == m.log_volume(0.1)  # finite where the law lives
+    if m.flat_chart:
+        assert m.to_chart(m.origin).shape == (m.dim,)
+    if m.ambient_dim is not None:
+        assert m.to_ambient(m.origin).shape == (m.ambient_dim,)
+    name = next(k for k, cls in REGISTRY.items() if isinstance(m, cls))
+    shape = (tuple(m.user_point_shapes) or (tuple(m.point_shape),))[0]
+    assert type(m).from_width(int(np.prod(shape))) == m or name == "sphere"  # a sphere's width does not fix its radius
+
+
+def _jacobian_log_volume(m, x, u, rho, h=1e-5):
+    """``log J(ρ)`` at ``exp_x(ρu)`` from the Jacobian determinant of ``exp_x`` in orthonormal tangent
+    coordinates (central differences, read back through ``log`` at the image), plus ``(d−1) log ρ``:
+    the polar volume density by its definition, not by the space's formula."""
+    c0 = m.to_tangent_coordinates(x, rho * u)
+    y = m.exp(x, m.from_tangent_coordinates(x, c0))
+    columns = []
+    for i in range(m.dim):
+        step = np.zeros(m.dim)
+        step[i] = h
+        ahead, behind = (m.exp(x, m.from_tangent_coordinates(x, c0 + s * step)) for s in (1, -1))
+        columns.append(m.to_tangent_coordinates(y, (m.log(y, ahead) - m.log(y, behind)) / (2 * h)))
+    return np.linalg.slogdet(np.array(columns).T)[1] + (m.dim - 1) * np.log(rho)
+
+
+@pytest.mark.parametrize("name", RADIAL)
+def test_volume_density_is_the_jacobian_of_exp_and_its_slope_integrates_to_it(name):
+    """Where a space declares a radial density (affine-invariant SPD does not: docs/theory.md §1),
+    ``log_volume`` is ``log det D exp`` (to 1e-8 at three radii up to 0.9 of its range, two
+    directions), ``log_volume_slope`` integrates to it (trapezoid quadrature), and the growth rate
+    the unrestricted Laplace's integrability rests on bounds it: ``log J(ρ) − (d−1) log ρ ≤ cρ``."""
+    m = MANIFOLDS[name]
+    rng = np.random.default_rng(21)
+    x = base_point(m, rng)
+    top = min(float(m.radial_range[1]), 3.0)
+    for u in m.random_unit_tangent(x, size=2, rng=rng):
+        for rho in (0.1 * top, 0.5 * top, 0.9 * top):
+            assert abs(_jacobian_log_volume(m, x, u, rho) - float(m.log_volume(rho))) < 1e-8, rho
+    grid = np.linspace(0.05 * top, 0.95 * top, 20_001)
+    integral = cumulative_trapezoid(m.log_volume_slope(grid), grid, initial=0.0)
+    assert np.max(np.abs(integral - (m.log_volume(grid) - m.log_volume(grid[0])))) < 1e-6
+    far = np.linspace(1e-3, min(float(m.radial_range[1]), 50.0) * 0.999, 2000)
+    assert np.all(m.log_volume(far) - (m.dim - 1) * np.log(far) - m.volume_growth_rate * far <= 1e-9)
+
+
+def test_distances_and_clipping_stay_within_the_declared_float_error(manifold):
+    """``float_error(c, r)`` bounds the float64 error of distances and clipping near ``B_r(c)``: a
+    point sent to distance ``r`` by ``exp`` measures ``r`` within it, and clipped records lie within it
+    of the ball (the release's sensitivity adds it)."""
+    m = manifold
+    rng = np.random.default_rng(22)
+    c = base_point(m, rng)
+    for r in (1e-3, 0.3 * min(1.0, m.assumption_radius), 0.99 * min(3.0, m.assumption_radius)):
+        err = m.float_error(c, r)
+        assert 0 < err < 1e-6
+        edge = m.exp(c, r * m.random_unit_tangent(c, size=200, rng=rng))
+        assert np.max(np.abs(m.dist(c, edge) - r)) <= err
+        far = m.exp(c, 1.5 * r * m.random_unit_tangent(c, size=200, rng=rng))
+        assert np.max(m.dist(c, m.clip_to_ball(far, c, r))) <= r + err
+
+
+def _third_derivative(m, x, u, p, h=2e-3):
+    """``d³/dt³ ½ρ²(exp_x(tu), p)`` at 0 by central differences: along a geodesic it is
+    ``(∇_u Hess ½ρ²_p)(u, u)``, which ``L`` bounds."""
+    f = lambda t: 0.5 * float(m.dist(m.exp(x, t * u), p)) ** 2
+    return (f(2 * h) - 2 * f(h) + 2 * f(-h) - f(-2 * h)) / (2 * h**3)
+
+
+@pytest.mark.parametrize("name", NEWTON)
+@pytest.mark.parametrize("fraction", [0.3, 0.9])
+def test_newton_constants_are_true_bounds(name, fraction):
+    """Where a space gives Newton constants for ``B_r(c)``: ``L`` bounds the third derivative of
+    ``½ρ²_p`` along geodesics through the ball (records and footpoints at distance up to ``2r``;
+    worst directions searched), ``e`` and ``g`` are finite and non-negative, ``h − e > 0`` for the
+    Newton step's denominator at the strong convexity ``h`` of the ball. The exact per-space bounds:
+    test_newton_certified.py (sphere), test_newton_spd.py (affine-invariant SPD)."""
+    m = MANIFOLDS[name]
+    r = fraction * min(1.0, m.assumption_radius)
+    constants = m.newton_constants(r, 10)
+    assert constants is not None and np.isfinite(constants.L) and constants.L > 0
+    assert 0 <= constants.e < 0.5 and 0 <= constants.g and constants.expansion >= 0
+    rng = np.random.default_rng(23)
+    c = m.origin
+    worst = 0.0
+    for _ in range(10):
+        w = m.random_unit_tangent(c, rng=rng)
+        x, p = m.exp(c, r * w), m.exp(c, -r * w)  # at distance 2r: the largest the ball allows
+        v = m.log(x, p)
+        v = v / m.norm(x, v)
+        e = m.random_unit_tangent(x, rng=rng)
+        e = e - m.inner(x, e, v) * v
+        e = e / m.norm(x, e)
+        for a in np.linspace(0, np.pi / 2, 7):
+            worst = max(worst, abs(_third_derivative(m, x, np.cos(a) * v + np.sin(a) * e, p)))
+    assert 0 < worst <= constants.L * (1 + 1e-6) + 1e-4
+
+
+def test_released_representative_is_the_same_point_fixed_by_the_centre(manifold):
+    """``canonical(c, y)`` releases a representative of ``y``'s class: at distance 0 from it,
+    idempotent, and the same for every representative of the class (complex pre-shapes: every
+    rotation ``y·e^{iφ}``), so a release shows nothing but the class and the public centre."""
+    m = manifold
+    rng = np.random.default_rng(24)
+    c = base_point(m, rng)
+    Y = near_points(m, c, N, rng)
+    out = m.canonical(c, Y)
+    assert out.shape == np.shape(Y) and np.allclose(m.dist(out, Y), 0.0, atol=1e-7)
+    assert np.allclose(m.canonical(c, out), out, atol=1e-12)
+    if np.iscomplexobj(Y):  # the classes of pre-shapes are their rotations
+        turned = Y * np.exp(1j * rng.uniform(0, 2 * np.pi, size=(N,) + (1,) * (Y.ndim - 1)))
+        assert np.allclose(m.canonical(c, turned), out, atol=1e-10)
+        assert not np.allclose(turned, Y)

@@ -4,7 +4,8 @@
   manifold class) or probes it with ``hasattr``: the privacy layer reads declared capabilities.
 - Only ``privacy/measurements.py`` and ``privacy/calibration.py`` turn ε into a scale: no other
   module divides by ``epsilon``/``eps`` or calls a Gaussian calibration.
-- The registry drives the shared property suite and the CLI.
+- The registry drives the shared property suite (test_contract_manifolds.py, where each space's
+  declared capabilities are checked) and the CLI.
 """
 
 import ast
@@ -53,27 +54,3 @@ def test_only_the_measurement_constructors_turn_epsilon_into_a_scale():
             if isinstance(node, ast.Call) and _names(node.func) & {"analytic_gaussian_sigma", "classical_gaussian_sigma"}:
                 offences.append(f"{rel}:{node.lineno} calls a Gaussian calibration")
     assert offences == []
-
-
-def test_every_registered_manifold_declares_its_capabilities():
-    for name, cls in REGISTRY.items():
-        for m in cls.examples():
-            assert isinstance(m.homogeneous, bool) and isinstance(m.radial, bool) and isinstance(m.flat_chart, bool)
-            assert m.laplace_sigma_limit > 0
-            assert m.laplace_sampler in ("radial", "spd_log_eigen")
-            if m.radial:
-                assert m.log_volume(0.1) == m.log_volume(0.1)  # finite where the law lives
-            if m.flat_chart:
-                x = m.origin
-                assert m.to_chart(x).shape == (m.dim,)
-            if m.ambient_dim is not None:
-                assert m.to_ambient(m.origin).shape == (m.ambient_dim,)
-            assert type(m).from_width(int(_width(m))) == m or name == "sphere"
-
-
-def _width(m):
-    shape = (tuple(m.user_point_shapes) or (tuple(m.point_shape),))[0]
-    out = 1
-    for s in shape:
-        out *= s
-    return out
