@@ -28,7 +28,9 @@ from .manifolds.base import Manifold
 from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
 from .privacy.mechanisms import is_hadamard
 from .privacy.radius_selection import AutoRadius
-from .privacy.release import MECHANISMS, private_frechet_mean
+from ._validation import check_delta, check_epsilon, check_positive, check_radius
+from .privacy.planning import format_plan, plan_table
+from .privacy.release import MECHANISMS, private_frechet_mean, validate_center
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
 
@@ -354,6 +356,15 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--out", default="results", help="directory for the figures and the report")
     q.add_argument("--seed", type=SEED, default=2024, help="seed of the experiments' random streams")
     q.set_defaults(func=cmd_reproduce)
+    pl = sub.add_parser("plan", help="expected error of every mechanism, and the n or ε a target error needs (no data)",
+                        description="For every mechanism the manifold supports: the expected distance of the noise "
+                                    "from the mean at the public n, radius, epsilon and delta, and the n and ε for an "
+                                    "expected error at most --target-error. Reads no data.",
+                        epilog="The figures are the public formula behind --mechanism auto and the 'mostly noise' "
+                               "warning (privacy.release.expected_noise_distance): a planning aid, not a guarantee.",
+                        formatter_class=_HelpFormatter)
+    _plan_arguments(pl)
+    pl.set_defaults(func=cmd_plan)
     a = sub.add_parser("audit", help="empirical privacy audit: lower bounds on ε from neighbouring releases",
                        description="Empirical lower bounds on ε from worst-case neighbouring datasets (a table).",
                        formatter_class=_HelpFormatter)
@@ -363,6 +374,55 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=SEED, default=7, help="seed of the audit's releases")
     a.set_defaults(func=cmd_audit)
     return p
+
+
+def _plan_arguments(pl: argparse.ArgumentParser) -> None:
+    pl.add_argument("--manifold", required=True, choices=MANIFOLD_NAMES, help="the space the records would live on")
+    pl.add_argument("--dim", type=_integer_at_least(1), metavar="D", help="sphere S^D, hyperbolic H^D, euclidean R^D")
+    pl.add_argument("--k", type=_integer_at_least(1), metavar="K", help="spd-ai, spd-le: k×k matrices")
+    pl.add_argument("--landmarks", type=_integer_at_least(3), metavar="K", help="kendall2d: k landmarks")
+    pl.add_argument("--sphere-radius", type=float, help="radius R of the sphere, --manifold sphere only (default: 1)")
+    pl.add_argument("--n", required=True, type=_integer_at_least(1), help="the number of records (public)")
+    pl.add_argument("--epsilon", required=True, type=float, help="privacy loss ε > 0")
+    pl.add_argument("--delta", type=float, help="δ in (0, 1): shows the (ε, δ) mechanisms too (default: none, pure ε-DP)")
+    pl.add_argument("--radius", type=_radii, help="the public radius, or several, comma-separated (default: a few "
+                    "fractions of r* where it is finite, else 0.5,1,2,4)")
+    pl.add_argument("--target-error", type=float, metavar="T", help="the expected error to solve n and ε for "
+                    "(default: a quarter of each radius)")
+    pl.add_argument("--center", default="origin", help="the public centre, as for release (matters on hyperbolic and "
+                    "SPD spaces: float64 reach)")
+    pl.add_argument("--mechanism", action="append", choices=MECHANISMS, help="only this mechanism (repeat for more; "
+                    "default: every one the manifold supports)")
+    pl.add_argument("--bound", default="tight", choices=("tight", "paper"), help="as for release")
+    pl.add_argument("--calibration", default="analytic", choices=("analytic", "classical"), help="as for release")
+    pl.add_argument("--restrict", action="store_true", help="as for release")
+
+
+def _radii(text: str) -> tuple[float, ...]:
+    """``--radius`` of ``plan``: one or more numbers, comma-separated (the library checks them)."""
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be radii > 0, comma-separated, got {text!r}") from None
+
+
+def cmd_plan(args: argparse.Namespace) -> None:
+    size = _explicit_size(args)
+    if size is None:
+        raise CliError(f"plan reads no file: give the size of --manifold {args.manifold} with {size_option(args.manifold)}")
+    cls: Any = REGISTRY[args.manifold]
+    sphere_radius = 1.0 if args.sphere_radius is None else args.sphere_radius
+    manifold: Manifold = cls(size, radius=sphere_radius) if args.manifold == "sphere" else cls(size)
+    epsilon = check_epsilon(args.epsilon)
+    delta = None if args.delta is None else check_delta(args.delta)
+    radii = None if args.radius is None else tuple(check_radius(manifold, r) for r in args.radius)
+    if args.target_error is not None:
+        check_positive(args.target_error, "--target-error")
+    center = validate_center(manifold, parse_center(args.center, manifold))
+    rows = plan_table(manifold, n=args.n, epsilon=epsilon, delta=delta, radii=radii, target_error=args.target_error,
+                      center=center, mechanisms=args.mechanism, bound=args.bound, calibration=args.calibration,
+                      restrict=args.restrict)
+    print(format_plan(rows, manifold, n=args.n, epsilon=epsilon, delta=delta))
 
 
 def _release_arguments(r: argparse.ArgumentParser) -> None:
@@ -402,8 +462,11 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--epsilon", required=True, type=float, help="privacy loss ε > 0: smaller is more private, noisier")
     r.add_argument("--delta", type=float, help="δ in (0, 1) of (ε, δ)-DP, needed by "
                    f"{' and '.join(DELTA_MECHANISMS)} (default: none, pure ε-DP)")
-    r.add_argument("--mechanism", default="laplace", choices=MECHANISMS,
-                   help="how the noise is added; which manifolds each supports: manifold-dp mechanisms")
+    r.add_argument("--mechanism", default="laplace", choices=(*MECHANISMS, "auto"),
+                   help="how the noise is added; which manifolds each supports: manifold-dp mechanisms. 'auto': the "
+                        "one with the smallest expected noise distance at the public n, radius, epsilon and delta "
+                        "(chosen before the data are read; the certificate's mechanism_selection lists the candidates; "
+                        "manifold-dp plan shows the same figures)")
     r.add_argument("--bound", default="tight", choices=("tight", "paper"), help="sensitivity bound on positively "
                    "curved spaces: 'tight' (Rauch constant L = 2r√κ/sin(2r√κ)) or 'paper' (papers' L = 2 − h)")
     r.add_argument("--calibration", default="analytic", choices=("analytic", "classical"), help="σ of the Gaussian "

@@ -59,7 +59,7 @@ from .._random import RngLike
 from ..manifolds.base import Manifold
 from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
 from .mechanisms import is_hadamard
-from .certificate import Certificate, RadiusSelection
+from .certificate import Certificate, MechanismCandidate, MechanismSelection, RadiusSelection
 from .radius_selection import AutoRadius
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity
 
@@ -227,8 +227,8 @@ def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, boun
     holds the selection's parameters)."""
     check_order(X, manifold, "a private release")
     epsilon = check_epsilon(epsilon)
-    if mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    if mechanism not in MECHANISMS and mechanism != "auto":
+        raise ValueError(f"mechanism must be one of {MECHANISMS} or 'auto', got {mechanism!r}")
     gaussian = mechanism in GAUSSIAN_MECHANISMS
     delta = check_delta(delta, required=gaussian) if gaussian or delta is not None else None
     if calibration not in measurements.CALIBRATIONS:
@@ -259,8 +259,28 @@ def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, boun
     if mechanism == "kng" and is_dask(X):
         raise ValueError("mechanism='kng' evaluates ∇F over all records at every proposal: not supported on Dask arrays")
     n = record_count(manifold, X)
+    selection = None
+    if mechanism == "auto":  # public values only, before any record is read
+        mechanism, selection = _auto_mechanism(manifold, n=n, center=center, radius=radius, auto=auto, epsilon=epsilon,
+                                               delta=delta, bound=bound, calibration=calibration, restrict=bool(restrict),
+                                               dask=is_dask(X))
     return dict(n=n, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
-                calibration=calibration, restrict=bool(restrict), accountant=accountant, auto=auto, strict=bool(strict))
+                calibration=calibration, restrict=bool(restrict), accountant=accountant, auto=auto, strict=bool(strict),
+                mechanism_selection=selection)
+
+
+def _auto_mechanism(manifold, *, n, center, radius, auto, epsilon, delta, bound, calibration, restrict, dask):
+    """``mechanism="auto"``: the mechanism with the smallest expected noise distance at the public
+    parameters (``privacy.planning.choose_mechanism``) and the certificate's record of the choice."""
+    if auto is not None:
+        raise ValueError("mechanism='auto' compares the mechanisms at a public radius: with radius='auto' name the "
+                         "mechanism, or give the radius")
+    from .planning import choose_mechanism
+
+    choice = choose_mechanism(manifold, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center, bound=bound,
+                              calibration=calibration, restrict=restrict, exclude=("kng",) if dask else ())
+    candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in choice.candidates)
+    return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
 
 
 # --- stage 2: calibration, from public values only ------------------------------------------
@@ -299,11 +319,7 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
                                     floor=manifold.ambient_floor(center, radius))
         return Calibration(meas, 0.0, "ambient ball radius r_E (2021 Prop. 1 / chord)", "exact Euclidean mean of the embedded records")
     kind = "kng" if mechanism == "kng" else "laplace"
-    base = frechet_mean_sensitivity(manifold, n=n, radius=radius, kind=kind, bound=bound)
-    base *= 1.0 + 2.0 * manifold.float_error(center, radius) / radius
-    accuracy = mean_accuracy(manifold, center, radius, base)
-    flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
-    sens = float(base if kind == "kng" and not flat else base + 2.0 * accuracy)
+    sens, accuracy = mean_sensitivity(manifold, kind, n=n, center=center, radius=radius, bound=bound)
     if mechanism == "tangent_gaussian":
         meas = measurements.tangent_gaussian(manifold, sens, epsilon, delta, calibration=calibration)
     elif mechanism == "riemannian_gaussian":
@@ -318,6 +334,18 @@ def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, 
     else:
         meas = _laplace(manifold, sens, epsilon, center, radius, restrict)
     return Calibration(meas, accuracy, _bound_name(manifold, bound, kind), _optimisation_note(manifold, radius, accuracy, n))
+
+
+def mean_sensitivity(manifold, kind, *, n, center, radius, bound):
+    """``(Δ, accuracy)`` of the certified Fréchet mean for the intrinsic mechanisms (``kind``
+    ``"laplace"`` or ``"kng"``): the bound of ``frechet_mean_sensitivity`` widened by the float
+    error of the geometry, plus twice the public optimisation slack (not for KNG on a curved space,
+    whose density is ∇F itself). Public values only."""
+    base = frechet_mean_sensitivity(manifold, n=n, radius=radius, kind=kind, bound=bound)
+    base *= 1.0 + 2.0 * manifold.float_error(center, radius) / radius
+    accuracy = mean_accuracy(manifold, center, radius, base)
+    flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
+    return float(base if kind == "kng" and not flat else base + 2.0 * accuracy), accuracy
 
 
 def _laplace(manifold, sens, epsilon, center, radius, restrict):
@@ -759,7 +787,7 @@ class Plan:
             scale=m.scale, scale_rule=m.scale_rule, restriction=m.restriction, sampler=m.sampler,
             sampler_acceptance=None if acceptance is None else round(float(acceptance), 4),
             optimisation=cal.optimisation, output_grid=_grid_note(self.grid), output_grid_spacing=self.grid,
-            library_version=__version__)
+            library_version=__version__, mechanism_selection=self.public.get("mechanism_selection"))
 
 
 RADIUS_UNITS = """radius : float, "auto" or AutoRadius
@@ -812,7 +840,8 @@ def _mean_plan(manifold, p, radius, cal, grid, records):
         with np.errstate(all="ignore"):
             mean = certified_frechet_mean(manifold, records, center, radius, cal.accuracy)
         value = (records, mean) if statistic == "gradient_field" else mean
-    public = dict(statistic="frechet_mean", manifold=manifold, n=p["n"], radius=radius)
+    public = dict(statistic="frechet_mean", manifold=manifold, n=p["n"], radius=radius,
+                  mechanism_selection=p.get("mechanism_selection"))
     return Plan(manifold, center, grid, cal, public, value)
 
 
@@ -825,6 +854,9 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
     plan is an ``AutoPlan``, whose draws are pairs ``(radius, release)``; with ``center="auto"`` a
     ``privacy.private_ball.BallPlan``, whose ``release(rng)`` runs every stage."""
     if _private_ball.auto_center(center) is not None:
+        if mechanism == "auto":
+            raise ValueError("mechanism='auto' compares the mechanisms at a public centre and radius: with center='auto' "
+                             "name the mechanism (manifold-dp plan shows what each would give)")
         return _private_ball.plan_private_ball(
             X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
             calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant, strict=strict)

@@ -1,0 +1,397 @@
+"""What a release can be expected to deliver, from public values only, before any data are read.
+
+A mechanism's noise scale is a function of the public parameters ``(manifold, n, center,
+radius, ε, δ)`` (stage 2 of ``privacy.release``), and ``expected_noise_distance`` turns a scale
+into the expected distance of the noise from the mean (``d·σ`` for the Laplace-type laws,
+``σ·√d`` for the Gaussian ones, ``D`` for the ambient ones). So the expected error of every
+mechanism at every radius, the ``n`` or ``ε`` a target error needs, and the mechanism with the
+smallest expected error (``mechanism="auto"``) are public; this module computes them without a
+record in sight.
+
+- ``supports(manifold, mechanism)``: the capability rule that ``check_public`` applies and the
+  CLI's tables read;
+- ``expected_error``: one mechanism's expected noise distance, or why it is refused;
+- ``choose_mechanism``: ``mechanism="auto"``, the smallest expected noise distance;
+- ``required_n`` / ``required_epsilon``: the ``n`` (or ``ε``) for a target error;
+- ``plan_table`` / ``format_plan``: ``manifold-dp plan``.
+
+The expected distance is a planning figure, not a guarantee: it is the mean of the noise's
+distance, the mechanism's exact law is in its theorem (docs/theory.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..manifolds.base import Manifold
+from . import measurements
+
+# The release pipeline's stages, read through ``Any``: ``privacy.release`` imports this module for
+# mechanism="auto", so it is imported on first use, and this module type-checks on its own.
+def _release() -> Any:
+    from . import release
+
+    return release
+
+
+_measurements: Any = measurements
+
+__all__ = ["supports", "candidate_mechanisms", "Expectation", "expected_error", "MechanismChoice", "choose_mechanism",
+           "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "EXTRA_ROWS"]
+
+MECHANISMS = (("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
+              + ("riemannian_gaussian",) + measurements.WRAPPED_MECHANISMS)  # as privacy.release.MECHANISMS
+GAUSSIAN_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # need δ
+# The Riemannian Gaussian's σ on a curved space comes from a privacy profile by quadrature (seconds on a first
+# call). mechanism="auto" calibrates it only when half the flat-space analytic Gaussian σ at the same Δ could win:
+# measured, the profile's σ is 0.9-1.0 of the flat one on the sphere and Kendall shapes (positive curvature
+# lowers it, most near r*: 0.91 on Kendall(8) at r = 0.9 r*) and above it on negatively curved spaces. A screen, not a theorem: were it wrong, "auto"
+# would pick a mechanism with a larger expected error, never a less private one.
+RIEMANNIAN_GAUSSIAN_SCREEN = 0.5
+MAX_N = 10**12
+SOLVER_STEPS = 12
+RESTRICTED_NOTE = "restricted to the ball: its sampler's acceptance is checked at release time"
+
+
+def supports(manifold: Manifold, mechanism: str) -> bool:
+    """Whether ``mechanism`` runs on ``manifold``, read off its declared capabilities (the rule
+    ``privacy.release.check_public`` applies): a flat chart for ``tangent_gaussian``, an ambient
+    embedding for the ambient mechanisms, a Hadamard space for the wrapped ones, a homogeneous
+    space for ``riemannian_gaussian``; ``laplace`` and ``kng`` everywhere."""
+    from . import mechanisms
+
+    is_hadamard: Any = mechanisms.is_hadamard
+    if mechanism == "tangent_gaussian":
+        return bool(manifold.flat_chart)
+    if mechanism in measurements.AMBIENT_MECHANISMS:
+        return manifold.ambient_dim is not None
+    if mechanism in measurements.WRAPPED_MECHANISMS:
+        return bool(is_hadamard(manifold))
+    if mechanism == "riemannian_gaussian":
+        return bool(manifold.homogeneous)
+    return mechanism in MECHANISMS
+
+
+def candidate_mechanisms(manifold: Manifold, delta: float | None, exclude: Sequence[str] = ()) -> tuple[str, ...]:
+    """The mechanisms ``mechanism="auto"`` compares: those ``manifold`` supports, the
+    (ε, δ) ones only when ``delta`` is given, none in ``exclude``."""
+    return tuple(m for m in MECHANISMS if supports(manifold, m) and m not in exclude
+                 and (delta is not None or m not in GAUSSIAN_MECHANISMS))
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One mechanism at public parameters: ``expected_distance`` (``expected_noise_distance`` of
+    its calibrated scale) and ``scale``, or ``None`` with ``note`` saying why it is refused or was
+    not calibrated. ``note`` may also qualify a value (e.g. a law restricted to the ball)."""
+
+    mechanism: str
+    expected_distance: float | None
+    scale: float | None
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.expected_distance is not None
+
+
+def _public(manifold: Manifold, mechanism: str, n: int, center: Any, delta: float | None, bound: str,
+            calibration: str, restrict: bool) -> dict[str, Any]:
+    """The normalised public parameters stage 2 of ``privacy.release`` reads."""
+    return dict(n=int(n), center=center, mechanism=mechanism, delta=delta, bound=bound, calibration=calibration,
+                restrict=bool(restrict))
+
+
+def _distance(manifold: Manifold, mechanism: str, scale: float) -> float:
+    return float(_release().expected_noise_distance(manifold, SimpleNamespace(mechanism=mechanism, scale=scale)))
+
+
+def _laplace_type_scale(manifold: Manifold, mechanism: str, p: dict[str, Any], radius: float,
+                        epsilon: float) -> tuple[float, str]:
+    """The Laplace or KNG scale as ``privacy.release.calibrate`` sets it, without estimating a
+    restricted law's acceptance (tens of seconds on SPD 28×28): the scale does not depend on it,
+    and the release still checks it (and refuses when it is hopeless)."""
+    release = _release()
+    center, n = p["center"], p["n"]
+    sens, accuracy = release.mean_sensitivity(manifold, "kng" if mechanism == "kng" else "laplace", n=n, center=center,
+                                      radius=radius, bound=p["bound"])
+    release._optimisation_note(manifold, radius, accuracy, n)  # the release refuses too many certified steps
+    if mechanism == "laplace" and not p["restrict"]:
+        try:
+            meas = measurements.laplace(manifold, sens, epsilon)
+        except ValueError:  # not integrable at this Δ/ε: the release restricts it
+            meas = None
+        if meas is not None and release._fits_float64(manifold, center, radius, meas.scale, False):
+            release.check_reach(manifold, center, radius, meas.scale, False)
+            return float(meas.scale), ""
+    sigma = _measurements.pure_scale(sens, epsilon, footpoint_free=False)
+    release.check_reach(manifold, center, radius, sigma, True)
+    return float(sigma), RESTRICTED_NOTE
+
+
+def expected_error(manifold: Manifold, mechanism: str, *, n: int, radius: float, epsilon: float,
+                   delta: float | None = None, center: ArrayLike | None = None, bound: str = "tight",
+                   calibration: str = "analytic", restrict: bool = False, full: bool = True) -> Expectation:
+    """The expected noise distance of ``mechanism`` at public parameters (no data), or why the
+    release would refuse it. ``center`` defaults to ``manifold.origin``. ``full=False`` skips the
+    estimate of a restricted Laplace or KNG law's acceptance (its ``note`` says so): the scale is
+    the same, the release still checks it."""
+    release = _release()
+    center = manifold.origin if center is None else center
+    p = _public(manifold, mechanism, n, center, delta, bound, calibration, restrict)
+    try:
+        if not full and mechanism in ("laplace", "kng"):
+            scale, note = _laplace_type_scale(manifold, mechanism, p, radius, epsilon)
+            return Expectation(mechanism, _distance(manifold, mechanism, scale), scale, note)
+        cal, _ = release._mean_stages(manifold, p, radius, epsilon, "auto", warn=False)
+    except (ValueError, ArithmeticError) as err:
+        return Expectation(mechanism, None, None, "refused: " + " ".join(str(err).split()))
+    note = RESTRICTED_NOTE.split(":")[0] if mechanism == "laplace" and cal.restricted else ""
+    return Expectation(mechanism, float(release.expected_noise_distance(manifold, cal.measurement)), float(cal.sigma), note)
+
+
+def _flat_gaussian_bound(manifold: Manifold, p: dict[str, Any], radius: float, epsilon: float) -> float:
+    """``RIEMANNIAN_GAUSSIAN_SCREEN ×`` the flat analytic Gaussian's expected distance at the
+    Riemannian Gaussian's Δ (``min(Δ, 2r)``, as ``calibrate`` takes it): the screen of ``auto``."""
+    sens, _ = _release().mean_sensitivity(manifold, "laplace", n=p["n"], center=p["center"], radius=radius,
+                                          bound=p["bound"])
+    sigma = float(_measurements.gaussian_scale(min(sens, 2.0 * radius), epsilon, p["delta"], "analytic"))
+    return RIEMANNIAN_GAUSSIAN_SCREEN * sigma * math.sqrt(manifold.dim)
+
+
+@dataclass(frozen=True)
+class MechanismChoice:
+    """``mechanism="auto"``: the chosen ``mechanism`` and every candidate compared (in
+    ``MECHANISMS`` order), with the rule that chose."""
+
+    mechanism: str
+    candidates: tuple[Expectation, ...]
+    rule: str
+
+
+AUTO_RULE = ("the smallest expected noise distance (privacy.release.expected_noise_distance) among the mechanisms the "
+             "manifold supports (the (ε, δ) ones only when delta is given), each calibrated at the public n, centre, "
+             "radius, epsilon and delta before any record was read; ties go to the earlier in MECHANISMS")
+
+
+def choose_mechanism(manifold: Manifold, *, n: int, radius: float, epsilon: float, delta: float | None = None,
+                     center: ArrayLike | None = None, bound: str = "tight", calibration: str = "analytic",
+                     restrict: bool = False, exclude: Sequence[str] = ()) -> MechanismChoice:
+    """``mechanism="auto"``: the candidate (``candidate_mechanisms``) with the smallest
+    ``expected_noise_distance``, from public parameters only, so the choice is the same for
+    every dataset of ``n`` records.
+
+    Each candidate is calibrated as the release would calibrate it, except for two shortcuts
+    that cannot change the choice's privacy and rarely its outcome: a restricted Laplace or KNG
+    law's acceptance is estimated only if it wins (tens of seconds on SPD 28×28; refused, the
+    next candidate is taken); the Riemannian Gaussian on a curved space is calibrated only when
+    ``RIEMANNIAN_GAUSSIAN_SCREEN`` times the flat analytic Gaussian's expected distance at its Δ
+    is below the best of the others (its quadrature takes seconds; the screen is measured, not
+    proven: see the constant). Raises ``ValueError`` when every candidate is refused."""
+    from .gdp import profile_method
+
+    center = manifold.origin if center is None else center
+    names = candidate_mechanisms(manifold, delta, exclude)
+    slow = {"riemannian_gaussian"} if manifold.homogeneous and profile_method(manifold) != "exact" else set()
+    found = {m: expected_error(manifold, m, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center, bound=bound,
+                               calibration=calibration, restrict=restrict, full=False) for m in names if m not in slow}
+    best = min((e.expected_distance for e in found.values() if e.expected_distance is not None), default=math.inf)
+    for m in slow & set(names):
+        screen = _flat_gaussian_bound(manifold, _public(manifold, m, n, center, delta, bound, calibration, restrict),
+                                      radius, epsilon)
+        found[m] = (Expectation(m, None, None, f"not calibrated: at least about {screen:.3g} (half the flat Gaussian's), "
+                                               f"above the best other candidate's {best:.3g}") if screen >= best else
+                    expected_error(manifold, m, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center,
+                                   bound=bound, calibration=calibration, restrict=restrict))
+    while True:
+        ranked = sorted((e.expected_distance, names.index(m), m) for m, e in found.items() if e.expected_distance is not None)
+        if not ranked:
+            reasons = "; ".join(f"{m}: {found[m].note.split(';')[0]}" for m in names)
+            raise ValueError(f"mechanism='auto': no mechanism passes at n={n}, radius={radius!r}, epsilon={epsilon!r}, "
+                             f"delta={delta!r} on {manifold!r} ({reasons})")
+        winner = ranked[0][2]
+        if found[winner].note != RESTRICTED_NOTE:
+            break
+        found[winner] = expected_error(manifold, winner, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center,
+                                       bound=bound, calibration=calibration, restrict=restrict)  # its acceptance, now
+    return MechanismChoice(winner, tuple(found[m] for m in names), AUTO_RULE)
+
+
+def _solve(f: Callable[[float], float | None], x0: float, target: float, *, integer: bool, low: float,
+           high: float) -> float | None:
+    """About the smallest ``x`` in ``[low, high]`` with ``f(x) ≤ target`` for a decreasing ``f``
+    (``None``: refused there): secant steps on ``log f`` against ``log x`` from ``x0`` (slope −1
+    to start: scales fall like ``1/(nε)``), then small steps up until ``f(x) ≤ target``."""
+    def clamp(x: float) -> float:
+        x = min(max(x, low), high)
+        return float(math.ceil(x)) if integer else x
+
+    x, y, slope = clamp(x0), f(clamp(x0)), -1.0
+    for _ in range(SOLVER_STEPS):
+        if y is None:  # refused (e.g. float64 reach at a large scale): more n or ε
+            if x >= high:
+                return None
+            x = clamp(x * 4.0)
+            y = f(x)
+            continue
+        if target * 0.995 <= y <= target:
+            break
+        step = clamp(math.exp(math.log(x) + (math.log(target) - math.log(y)) / slope))
+        if step == x:
+            break
+        y_step = f(step)
+        if y_step is not None and y_step != y:
+            slope = min(max((math.log(y_step) - math.log(y)) / (math.log(step) - math.log(x)), -3.0), -0.05)
+        x, y = step, y_step
+    for _ in range(40):
+        if y is not None and y <= target:
+            return x
+        if x >= high:
+            return None
+        x = clamp(x * 1.01 + (1 if integer else 0))
+        y = f(x)
+    return None
+
+
+def required_n(manifold: Manifold, mechanism: str, *, target: float, radius: float, epsilon: float,
+               delta: float | None = None, center: ArrayLike | None = None, bound: str = "tight",
+               calibration: str = "analytic", restrict: bool = False, start: int = 100) -> int | None:
+    """About the smallest ``n`` (within 1 %) whose expected noise distance is at most ``target``
+    (public values only), or ``None`` up to ``MAX_N``."""
+    def f(n: float) -> float | None:
+        return expected_error(manifold, mechanism, n=int(n), radius=radius, epsilon=epsilon, delta=delta, center=center,
+                              bound=bound, calibration=calibration, restrict=restrict, full=False).expected_distance
+
+    x = _solve(f, float(start), target, integer=True, low=1.0, high=float(MAX_N))
+    return None if x is None else int(x)
+
+
+def required_epsilon(manifold: Manifold, mechanism: str, *, target: float, n: int, radius: float,
+                     delta: float | None = None, center: ArrayLike | None = None, bound: str = "tight",
+                     calibration: str = "analytic", restrict: bool = False, start: float = 1.0) -> float | None:
+    """About the smallest ``ε`` (within 1 %) whose expected noise distance is at most ``target``,
+    or ``None`` up to ε = 1e4."""
+    def f(eps: float) -> float | None:
+        return expected_error(manifold, mechanism, n=n, radius=radius, epsilon=eps, delta=delta, center=center,
+                              bound=bound, calibration=calibration, restrict=restrict, full=False).expected_distance
+
+    return _solve(f, start, target, integer=False, low=1e-6, high=1e4)
+
+
+def default_radii(manifold: Manifold) -> tuple[float, ...]:
+    """A few radii to compare: fractions of ``r*`` where it is finite (the scale grows steeply
+    near it), else ``0.5, 1, 2, 4``."""
+    limit = float(manifold.assumption_radius)
+    if math.isfinite(limit):
+        return tuple(float(f"{f * limit:.3g}") for f in (0.125, 0.25, 0.5, 0.75, 0.9))
+    return (0.5, 1.0, 2.0, 4.0)
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One row of ``manifold-dp plan``: ``mechanism`` at ``radius`` with ``n`` records and
+    ``epsilon``: its ``expected_error`` (``None`` with ``note`` when refused), ``scale``, and the
+    ``n_needed`` or ``epsilon_needed`` for an expected error of ``target_error`` (``None`` when
+    not reached)."""
+
+    radius: float
+    mechanism: str
+    expected_error: float | None
+    scale: float | None
+    target_error: float
+    n_needed: int | None
+    epsilon_needed: float | None
+    note: str = ""
+
+
+# Rows a planner adds for other ways of releasing, e.g. a private ball (center="auto"): each is called as
+# row(manifold, n=, radius=, epsilon=, delta=, target_error=) and returns a PlanRow or None.
+EXTRA_ROWS: list[Callable[..., PlanRow | None]] = []
+
+
+def plan_table(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
+               radii: Sequence[float] | None = None, target_error: float | None = None,
+               center: ArrayLike | None = None, mechanisms: Sequence[str] | None = None, bound: str = "tight",
+               calibration: str = "analytic", restrict: bool = False, solve: bool = True) -> tuple[PlanRow, ...]:
+    """For every radius (``default_radii`` when none) and every mechanism ``manifold`` supports
+    (the (ε, δ) ones only with ``delta``): the expected error at ``n`` and ``epsilon``, and the
+    ``n`` and ``ε`` for an expected error of ``target_error`` (default: a quarter of the radius).
+    Public values only; no data are read. The Riemannian Gaussian on a curved space is calibrated
+    at ``n`` only; its ``n``/``ε`` needed are those of the flat Gaussian at the same Δ, scaled by
+    the ratio of the two at ``n`` (said in its note)."""
+    from .gdp import profile_method
+
+    center = manifold.origin if center is None else center
+    names = [m for m in (mechanisms or candidate_mechanisms(manifold, delta)) if supports(manifold, m)]
+    rows = []
+    for radius in (default_radii(manifold) if radii is None else radii):
+        target = radius / 4.0 if target_error is None else float(target_error)
+        for m in names:
+            if m in GAUSSIAN_MECHANISMS and delta is None:
+                rows.append(PlanRow(radius, m, None, None, target, None, None, "needs delta"))
+                continue
+            e = expected_error(manifold, m, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center, bound=bound,
+                               calibration=calibration, restrict=restrict, full=False)
+            args: dict[str, Any] = dict(target=target, radius=radius, delta=delta, center=center, bound=bound, calibration=calibration,
+                        restrict=restrict)
+            need_n = need_eps = None
+            note = e.note
+            if solve and m == "riemannian_gaussian" and profile_method(manifold) != "exact" and e.ok:
+                need_n, need_eps, note = _scaled_gaussian_needs(manifold, e, n, epsilon, args)
+            elif solve:
+                need_n = required_n(manifold, m, epsilon=epsilon, start=n, **args)
+                need_eps = required_epsilon(manifold, m, n=n, start=epsilon, **args)
+            rows.append(PlanRow(radius, m, e.expected_distance, e.scale, target, need_n, need_eps, note))
+        for extra in EXTRA_ROWS:
+            row = extra(manifold, n=n, radius=radius, epsilon=epsilon, delta=delta, target_error=target)
+            if row is not None:
+                rows.append(row)
+    return tuple(rows)
+
+
+def _scaled_gaussian_needs(manifold: Manifold, e: Expectation, n: int, epsilon: float,
+                           args: dict[str, Any]) -> tuple[int | None, float | None, str]:
+    """The Riemannian Gaussian's ``n``/``ε`` needed from the flat analytic Gaussian at its Δ,
+    times the ratio of the two at ``n`` (its quadrature takes seconds a call)."""
+    def flat(n_: float, eps: float) -> float | None:
+        p = _public(manifold, "riemannian_gaussian", int(n_), args["center"], args["delta"], args["bound"],
+                    args["calibration"], args["restrict"])
+        try:
+            return _flat_gaussian_bound(manifold, p, args["radius"], eps) / RIEMANNIAN_GAUSSIAN_SCREEN
+        except (ValueError, ArithmeticError):
+            return None
+
+    at_n = flat(n, epsilon)
+    if at_n is None or e.expected_distance is None:
+        return None, None, e.note
+    ratio = e.expected_distance / at_n
+    target = args["target"]
+    need_n = _solve(lambda x: None if (v := flat(x, epsilon)) is None else ratio * v, float(n), target, integer=True,
+                    low=1.0, high=float(MAX_N))
+    need_eps = _solve(lambda x: None if (v := flat(n, x)) is None else ratio * v, epsilon, target, integer=False,
+                      low=1e-6, high=1e4)
+    note = f"n and ε needed: the flat Gaussian's at the same Δ × {ratio:.3g} (the ratio at n = {n})"
+    return None if need_n is None else int(need_n), need_eps, note
+
+
+def format_plan(rows: Sequence[PlanRow], manifold: Manifold, *, n: int, epsilon: float, delta: float | None) -> str:
+    """``plan_table`` as the Markdown table ``manifold-dp plan`` prints."""
+    def num(value: float | None, fmt: str = ".3g") -> str:
+        return "-" if value is None else format(value, fmt)
+
+    guarantee = f"({epsilon:g}, {delta:g})-DP" if delta is not None else f"{epsilon:g}-DP"
+    lines = [f"{manifold!r}, n = {n}, {guarantee}: expected distance of the noise from the mean (public formula, "
+             "no data read); 'n needed' / 'ε needed': for an expected error at most the target", "",
+             "| radius | mechanism | expected error | scale σ | target | n needed | ε needed | note |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {r.radius:g} | {r.mechanism} | {num(r.expected_error)} | {num(r.scale)} | {r.target_error:.3g} | "
+                     f"{'-' if r.n_needed is None else f'{r.n_needed:,}'} | {num(r.epsilon_needed)} | {r.note} |")
+    return "\n".join(lines)

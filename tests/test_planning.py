@@ -1,0 +1,186 @@
+"""Planning from public values: ``mechanism="auto"`` (the smallest expected noise distance,
+chosen before the data are read) and ``manifold-dp plan`` (expected error per mechanism and
+radius, the n or ε a target error needs)."""
+
+import json
+import time
+
+import jsonschema
+import numpy as np
+import pytest
+
+from manifold_dp import SPDAffineInvariant, SPDLogEuclidean, Sphere, cli, private_frechet_mean
+from manifold_dp.manifolds import REGISTRY
+from manifold_dp.privacy import CERTIFICATE_SCHEMA
+from manifold_dp.privacy.planning import (GAUSSIAN_MECHANISMS, candidate_mechanisms, choose_mechanism, expected_error,
+                                          format_plan, plan_table, required_epsilon, required_n, supports)
+from manifold_dp.privacy.release import MECHANISMS, calibrate, expected_noise_distance
+
+
+# --- mechanism="auto" -------------------------------------------------------------------------
+
+def test_auto_chooses_the_same_for_every_dataset_of_the_same_n():
+    S = Sphere(2)
+    releases = [private_frechet_mean(S.random_point(S.random_point(S.origin, 0.2, rng=seed), 0.3, size=60, rng=seed), S,
+                                     center=S.origin, radius=0.4, epsilon=1.0, delta=1e-6, mechanism="auto", rng=seed)
+                for seed in range(3)]
+    selections = {json.dumps(r.certificate.to_dict()["mechanism_selection"]) for r in releases}
+    assert len(selections) == 1 and len({r.mechanism for r in releases}) == 1
+    assert releases[0].mechanism == releases[0].certificate.mechanism_selection.chosen
+
+
+def test_auto_reads_no_record_before_choosing(monkeypatch):
+    """The choice sees the public parameters only: it runs with records that cannot be read."""
+    from manifold_dp.privacy import planning
+
+    seen = []
+    choose = planning.choose_mechanism
+
+    def spy(manifold, **kwargs):
+        seen.append(sorted(kwargs))
+        return choose(manifold, **kwargs)
+
+    monkeypatch.setattr(planning, "choose_mechanism", spy)
+    S = Sphere(2)
+    private_frechet_mean(S.random_point(S.origin, 0.3, size=40, rng=1), S, center=S.origin, radius=0.4, epsilon=1.0,
+                         mechanism="auto", rng=1)
+    assert seen == [["bound", "calibration", "center", "delta", "epsilon", "exclude", "n", "radius", "restrict"]]
+
+
+def test_auto_picks_the_smallest_expected_distance_among_the_supported():
+    S = Sphere(2)
+    choice = choose_mechanism(S, n=100, radius=0.4, epsilon=1.0, delta=None)
+    assert [c.mechanism for c in choice.candidates] == list(candidate_mechanisms(S, None))
+    assert not set(candidate_mechanisms(S, None)) & set(GAUSSIAN_MECHANISMS)  # δ not given: pure ε-DP only
+    best = min(c.expected_distance for c in choice.candidates if c.ok)
+    assert next(c for c in choice.candidates if c.mechanism == choice.mechanism).expected_distance == best
+
+
+@pytest.mark.parametrize("name", ["spd-ai", "spd-le"])
+def test_at_spd_28_with_delta_a_gaussian_mechanism_wins(name):
+    M = REGISTRY[name](28)  # d = 406: the Laplace's d·σ against the Gaussian's σ·√d
+    assert M.dim == 406
+    choice = choose_mechanism(M, n=86, radius=2.0, epsilon=1.0, delta=1e-6)
+    assert choice.mechanism in GAUSSIAN_MECHANISMS
+    laplace = next(c for c in choice.candidates if c.mechanism == "laplace")
+    winner = next(c for c in choice.candidates if c.mechanism == choice.mechanism)
+    assert laplace.expected_distance is None or laplace.expected_distance > 3 * winner.expected_distance
+
+
+def test_auto_release_on_spd_le_28_certifies_its_choice():
+    M = SPDLogEuclidean(28)
+    X = M.random_point(M.origin, 0.5, size=86, rng=0)
+    rel = private_frechet_mean(X, M, center=M.origin, radius=2.0, epsilon=1.0, delta=1e-6, mechanism="auto", rng=0)
+    cert = rel.certificate
+    assert cert.mechanism in GAUSSIAN_MECHANISMS and cert.delta == 1e-6
+    assert cert.mechanism_selection.chosen == cert.mechanism
+    jsonschema.validate(json.loads(cert.to_json()), CERTIFICATE_SCHEMA)
+    assert "mechanism_selection" in cert.summary()
+    named = private_frechet_mean(X, M, center=M.origin, radius=2.0, epsilon=1.0, delta=1e-6, mechanism=cert.mechanism,
+                                 rng=0)
+    assert np.array_equal(named.point, rel.point) and named.certificate.mechanism_selection is None
+
+
+def test_the_slow_riemannian_gaussian_is_screened_out_where_it_cannot_win():
+    S = Sphere(2)
+    start = time.perf_counter()
+    choice = choose_mechanism(S, n=100, radius=0.4, epsilon=1.0, delta=1e-6)
+    assert time.perf_counter() - start < 5.0
+    rg = next(c for c in choice.candidates if c.mechanism == "riemannian_gaussian")
+    assert rg.expected_distance is None and rg.note.startswith("not calibrated")
+    full = expected_error(S, "riemannian_gaussian", n=100, radius=0.4, epsilon=1.0, delta=1e-6)
+    assert full.expected_distance > min(c.expected_distance for c in choice.candidates if c.ok)  # rightly skipped
+
+
+def test_auto_needs_a_public_radius_and_says_when_nothing_passes():
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.3, size=30, rng=0)
+    with pytest.raises(ValueError, match="radius='auto' name the mechanism"):
+        private_frechet_mean(X, S, center=S.origin, radius="auto", epsilon=1.0, mechanism="auto")
+    with pytest.raises(ValueError, match="mechanism must be one of .* or 'auto'"):
+        private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, mechanism="best")
+    M = SPDAffineInvariant(28)
+    with pytest.raises(ValueError, match="mechanism='auto': no mechanism passes"):
+        choose_mechanism(M, n=86, radius=2.0, epsilon=1.0, delta=None)
+
+
+# --- expected errors and what a target needs -------------------------------------------------------
+
+@pytest.mark.parametrize("name,size,radius", [("sphere", 2, 0.4), ("kendall2d", 5, 0.2), ("hyperbolic", 3, 1.0),
+                                              ("spd-le", 3, 1.0), ("euclidean", 3, 1.0)])
+def test_the_plan_agrees_with_the_calibration_the_release_uses(name, size, radius):
+    M = REGISTRY[name](size)
+    for mechanism in candidate_mechanisms(M, 1e-6):
+        if mechanism == "riemannian_gaussian":
+            continue
+        quick = expected_error(M, mechanism, n=200, radius=radius, epsilon=1.0, delta=1e-6, full=False)
+        cal = calibrate(M, mechanism, n=200, center=M.origin, radius=radius, epsilon=1.0, delta=1e-6, bound="tight",
+                        calibration="analytic", restrict=False)
+        assert quick.scale == pytest.approx(cal.sigma, rel=1e-12), mechanism
+        assert quick.expected_distance == pytest.approx(expected_noise_distance(M, cal.measurement), rel=1e-12)
+
+
+def test_supports_agrees_with_the_cli_table():
+    for name in REGISTRY:
+        M = cli.example_manifold(name)
+        assert [supports(M, m) for m in MECHANISMS] == [cli.mechanism_support(M, m) for m in MECHANISMS]
+
+
+@pytest.mark.parametrize("mechanism,delta", [("laplace", None), ("ambient_gaussian", 1e-6), ("kng", None)])
+def test_the_n_and_epsilon_needed_reach_the_target_and_about_no_less(mechanism, delta):
+    S = Sphere(2)
+    target = 0.02
+    n = required_n(S, mechanism, target=target, radius=0.4, epsilon=1.0, delta=delta)
+    at = expected_error(S, mechanism, n=n, radius=0.4, epsilon=1.0, delta=delta, full=False).expected_distance
+    below = expected_error(S, mechanism, n=int(n * 0.97), radius=0.4, epsilon=1.0, delta=delta,
+                           full=False).expected_distance
+    assert at <= target < below
+    eps = required_epsilon(S, mechanism, target=target, n=50, radius=0.4, delta=delta)
+    assert expected_error(S, mechanism, n=50, radius=0.4, epsilon=eps, delta=delta, full=False).expected_distance <= target
+    assert expected_error(S, mechanism, n=50, radius=0.4, epsilon=eps * 0.97, delta=delta,
+                          full=False).expected_distance > target
+
+
+def test_plan_table_covers_every_mechanism_and_radius():
+    S = Sphere(2)
+    rows = plan_table(S, n=86, epsilon=1.0, delta=1e-6, radii=[0.2, 0.5], target_error=0.05)
+    assert {(r.radius, r.mechanism) for r in rows} == {(r, m) for r in (0.2, 0.5) for m in candidate_mechanisms(S, 1e-6)}
+    text = format_plan(rows, S, n=86, epsilon=1.0, delta=1e-6)
+    assert "| 0.5 | laplace |" in text and "(1, 1e-06)-DP" in text
+    default = plan_table(S, n=86, epsilon=1.0, solve=False)
+    assert len({r.radius for r in default}) >= 3 and all(r.radius < S.assumption_radius for r in default)
+
+
+# --- the plan command --------------------------------------------------------------------------
+
+def test_plan_command_prints_every_mechanism_without_data(capsys):
+    code = cli.main(["plan", "--manifold", "spd-le", "--k", "5", "--n", "86", "--epsilon", "1", "--delta", "1e-6",
+                     "--radius", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    for mechanism in candidate_mechanisms(SPDLogEuclidean(5), 1e-6):
+        assert f"| 2 | {mechanism} |" in out
+    assert "target" in out and "n needed" in out
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--manifold", "spd-ai", "--n", "86", "--epsilon", "1"], "give the size of --manifold spd-ai with --k"),
+    (["--manifold", "sphere", "--dim", "2", "--n", "86", "--epsilon", "1", "--radius", "0.9"], "radius must be < r*"),
+    (["--manifold", "sphere", "--dim", "2", "--n", "86", "--epsilon", "0"], "epsilon"),
+    (["--manifold", "sphere", "--dim", "2", "--n", "86", "--epsilon", "1", "--radius", "x"], "--radius"),
+])
+def test_plan_errors_are_one_line(capsys, args, fragment):
+    code = cli.main(["plan", *args])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and fragment in err, err
+
+
+def test_release_mechanism_auto_from_the_cli(capsys, tmp_path):
+    S = Sphere(2)
+    np.save(tmp_path / "x.npy", S.random_point(S.origin, 0.3, size=50, rng=2))
+    code = cli.main(["release", str(tmp_path / "x.npy"), "--manifold", "sphere", "--center", "origin", "--radius", "0.4",
+                     "--epsilon", "1", "--mechanism", "auto", "--seed", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    cert = json.loads(out)["certificate"]
+    assert cert["mechanism"] == cert["mechanism_selection"]["chosen"]
