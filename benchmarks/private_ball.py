@@ -1,0 +1,144 @@
+"""center="auto" against an oracle ball, on data whose location the library is not told.
+
+    python benchmarks/private_ball.py            # n ∈ {100, 300, 1000}, ε ∈ {0.5, 1, 2}, 6 spaces, 15 seeds
+    python benchmarks/private_ball.py --quick    # n = 300, ε = 1, 5 seeds
+    python benchmarks/private_ball.py --real     # the data sets that ship offline (experiments/_offline_data.py)
+
+Synthetic data: a cluster (``random_point`` of the space, spread ``s``) around a centre drawn at a
+fixed distance from the origin, in a random direction (S², S⁹⁹, SPD-AI(5), SPD-LE(16), H¹⁰, Kendall
+shapes of 18 landmarks). Error: the geodesic distance from the release to the records' Fréchet
+mean. ``auto``: ``center="auto", radius="auto"`` (the defaults). ``oracle``: the release at the
+true cluster centre, with radius the 0.9-quantile of the records' distances to it, same total ε.
+Both with ``mechanism="laplace"`` (pure ε). The table gives the median error over seeds and their
+ratio. Writes markdown to stdout (``--output FILE`` also writes it there). Uses every core
+(``--jobs``).
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+SPACES = {  # name: (constructor, spread, distance of the cluster centre from the origin)
+    "S²": ("Sphere(2)", 0.3, 2.0),
+    "S⁹⁹": ("Sphere(99)", 0.3, 2.0),
+    "SPD-AI(5)": ("SPDAffineInvariant(5)", 0.5, 2.5),
+    "SPD-LE(16)": ("SPDLogEuclidean(16)", 0.5, 2.5),
+    "H¹⁰": ("Hyperbolic(10)", 0.5, 2.5),
+    "Kendall(18)": ("KendallShape2D(18)", 0.1, 1.0),
+}
+
+
+def _space(expr):
+    import manifold_dp
+
+    return eval(expr, vars(manifold_dp))  # noqa: S307 - a fixed table of constructors above
+
+
+def one_case(args):
+    """Median errors (auto, oracle) and seconds for one (space, n, ε)."""
+    name, n, eps, seeds, rounds = args
+    from manifold_dp import private_frechet_mean
+    from manifold_dp.privacy.private_ball import AutoCenter
+
+    expr, spread, distance = SPACES[name]
+    M = _space(expr)
+    auto, oracle = [], []
+    start = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in range(seeds):
+            rng = np.random.default_rng([s, n])
+            c = M.exp(M.origin, distance * M.random_unit_tangent(M.origin, rng=rng))
+            X = M.random_point(c, spread, size=n, rng=rng)
+            mean = _reference_mean(M, X, c)
+            r90 = float(np.quantile(M.dist(c, X), 0.9))
+            a = private_frechet_mean(X, M, center=AutoCenter(rounds=rounds), radius="auto", epsilon=eps, rng=rng)
+            o = private_frechet_mean(X, M, center=c, radius=r90, epsilon=eps, rng=rng)
+            auto.append(float(M.dist(mean, a.point)))
+            oracle.append(float(M.dist(mean, o.point)))
+    return name, n, eps, float(np.median(auto)), float(np.median(oracle)), time.time() - start
+
+
+def _reference_mean(M, X, start):
+    """The records' Fréchet mean (Karcher iterations from the true centre; closed form on flat charts)."""
+    x = np.asarray(start)
+    for _ in range(100):
+        v = np.mean(M.log(x, X), axis=0)
+        x = M.exp(x, v)
+        if float(M.norm(x, v)) < 1e-12:
+            break
+    return x
+
+
+def real_cases(seeds):
+    """The offline data sets: error of center="auto" next to the data's own spread."""
+    from manifold_dp import private_frechet_mean
+    from manifold_dp.experiments import _offline_data as offline
+
+    rows = []
+    from manifold_dp import SPDAffineInvariant, SPDLogEuclidean, Sphere
+
+    sets = {}
+    cities, reason = offline.load_cities()
+    if cities is not None:
+        sets["world cities (S²)"] = (Sphere(2), cities[0])
+    connectomes, reason2 = offline.load_connectomes()
+    if connectomes is not None:
+        sets["fMRI connectomes (SPD-AI(28))"] = (SPDAffineInvariant(28), connectomes)
+        sets["fMRI connectomes (SPD-LE(28))"] = (SPDLogEuclidean(28), connectomes)
+    if not sets:
+        print(f"no offline data: {reason}; {reason2}", file=sys.stderr)
+    for name, (M, X) in sets.items():
+        c0 = X[0]
+        mean = _reference_mean(M, X, c0)
+        spread = float(np.median(M.dist(mean, X)))
+        for eps in (0.5, 1.0, 2.0):
+            errs = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for s in range(seeds):
+                    rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=eps, rng=s)
+                    errs.append(float(M.dist(mean, rel.point)))
+            rows.append((name, len(X), eps, float(np.median(errs)), spread))
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="n = 300, ε = 1, 5 seeds")
+    ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument("--rounds", type=int, default=1, help="AutoCenter.rounds (default 1)")
+    ap.add_argument("--spaces", nargs="*", default=list(SPACES))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    ap.add_argument("--real", action="store_true", help="the offline data sets instead")
+    ap.add_argument("--output", default=None)
+    a = ap.parse_args(argv)
+    if a.real:
+        rows = real_cases(a.seeds or 15)
+        lines = ["| data | n | ε | median error of center=\"auto\" | data's spread (median distance to the mean) | ratio |",
+                 "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} |" for r in rows]
+    else:
+        ns, epss = ((300,), (1.0,)) if a.quick else ((100, 300, 1000), (0.5, 1.0, 2.0))
+        seeds = a.seeds or (5 if a.quick else 15)
+        cases = [(name, n, eps, seeds, a.rounds) for name in a.spaces for n in ns for eps in epss]
+        with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            rows = list(pool.map(one_case, cases))
+        lines = ["| space | n | ε | median error, center=\"auto\" | median error, oracle ball | ratio |",
+                 "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} |" for r in rows]
+    text = "\n".join(lines)
+    print(text)
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
