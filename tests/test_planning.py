@@ -184,3 +184,71 @@ def test_release_mechanism_auto_from_the_cli(capsys, tmp_path):
     assert code == 0, err
     cert = json.loads(out)["certificate"]
     assert cert["mechanism"] == cert["mechanism_selection"]["chosen"]
+
+
+# --- what to expect near r* ------------------------------------------------------------------
+
+def _release_warnings(X, M, **kwargs):
+    import warnings
+
+    from manifold_dp.privacy.release import ReleaseWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        private_frechet_mean(X, M, center=M.origin, epsilon=1.0, rng=0, **kwargs)
+    return [str(w.message) for w in caught if w.category is ReleaseWarning]
+
+
+def test_a_radius_near_r_star_warns_from_the_public_calibration():
+    from manifold_dp.privacy.planning import STEEP_GROWTH, radius_growth, steep_radius
+
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.2, size=200, rng=0)
+    safe = steep_radius(S)
+    assert radius_growth(S, safe) == pytest.approx(STEEP_GROWTH) and 0.5 * S.assumption_radius < safe < S.assumption_radius
+    assert 1.0 / np.cos(2 * safe) == pytest.approx(2.0 / np.cos(np.pi / 4))  # L/h = 1/cos(2r) on the unit sphere, tight bound
+    near = _release_warnings(X, S, radius=0.7)
+    assert any("close to r*" in m and "0.605" in m for m in near)
+    assert not any("close to r*" in m for m in _release_warnings(X, S, radius=0.39))
+    assert not any("close to r*" in m for m in _release_warnings(X, S, radius=0.7, mechanism="ambient_laplace"))
+    big = Sphere(2, radius=3.0)  # curvature 1/9: every radius scales by 3
+    assert steep_radius(big) == pytest.approx(3 * safe)
+    K = REGISTRY["kendall2d"](5)
+    assert any("close to r*" in m for m in _release_warnings(K.random_point(K.origin, 0.1, size=100, rng=1), K, radius=0.36))
+
+
+def test_the_radius_help_figures_are_the_calibrations():
+    S = Sphere(2)
+    for radius, scale in [(0.39, 0.011), (0.60, 0.034), (0.71, 0.090), (0.78, 0.99)]:
+        r = S.assumption_radius * {0.39: 0.5, 0.60: 0.77, 0.71: 0.9, 0.78: 0.99}[radius]
+        cal = calibrate(S, "laplace", n=100, center=S.origin, radius=r, epsilon=1.0, delta=None, bound="tight",
+                        calibration="analytic", restrict=False)
+        assert round(r, 2) == radius and cal.sigma == pytest.approx(scale, rel=0.05)
+        assert f"{scale:.2g}".lstrip("0") in cli.RADIUS_GROWTH.replace("0.", ".")
+    assert "grows steeply past r ≈ 0.605" in cli.radius_help() and "past r ≈ 0.302" in cli.radius_help()
+
+
+def test_reproduce_summarises_the_built_in_datas_records_warnings(monkeypatch, capsys, tmp_path):
+    import warnings
+
+    from manifold_dp import experiments
+    from manifold_dp.privacy.release import ReleaseWarning, RecordsWarning
+
+    def fake_reproduce(names, profile, out_dir, seed, log=print):
+        for ident, count in (("A", 35), ("B", 0), ("C", 35)):
+            log(f"[{ident}] an experiment")
+            for i in range(count):
+                warnings.warn(f"of 50 records, {i} clipped into the ball", RecordsWarning)
+            warnings.warn("round_to=None: raw float64", ReleaseWarning)
+            log(f"[{ident}] done in 0.1 s: ok")
+        return [1, 2, 3], (tmp_path / "report.md", tmp_path / "report.html")
+
+    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: True)
+    monkeypatch.setattr(experiments, "reproduce", fake_reproduce)
+    code = cli.main(["reproduce", "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "[A] done in 0.1 s: ok (35 RecordsWarnings about the built-in data" in out
+    assert "[B] done in 0.1 s: ok\n" in out and "[C] done in 0.1 s: ok (35 RecordsWarnings" in out
+    assert "clipped into the ball" not in err and err.count("round_to=None") == 1  # other warnings: once, as before
+    assert len(err.splitlines()) == 1

@@ -15,6 +15,7 @@ import textwrap
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any, NoReturn
 
 import numpy as np
@@ -29,8 +30,8 @@ from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
 from .privacy.mechanisms import is_hadamard
 from .privacy.radius_selection import AutoRadius
 from ._validation import check_delta, check_epsilon, check_positive, check_radius
-from .privacy.planning import format_plan, plan_table
-from .privacy.release import MECHANISMS, private_frechet_mean, validate_center
+from .privacy.planning import format_plan, plan_table, steep_radius
+from .privacy.release import MECHANISMS, RecordsWarning, private_frechet_mean, validate_center
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
 
@@ -195,10 +196,46 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
     try:
         from .experiments import reproduce
 
-        results, (md, page) = reproduce(args.experiments, profile=args.profile, out_dir=args.out, seed=args.seed)
+        with _BuiltinDataWarnings() as records:
+            results, (md, page) = reproduce(args.experiments, profile=args.profile, out_dir=args.out, seed=args.seed,
+                                            log=records.log)
     except ModuleNotFoundError as err:  # an optional dependency of one experiment
         raise CliError(f"reproduce needs the optional package {err.name or 'that is missing'}: {EXTRAS_HINT}") from None
     print(f"wrote {md} and {page} ({len(results)} experiments)")
+
+
+class _BuiltinDataWarnings:
+    """The experiments release means of the library's own built-in data sets, whose records are
+    clipped or replaced by design: their ``RecordsWarning``s (one per release, dozens a run) are
+    counted per experiment and reported on its ``done`` line, not printed one by one. Every
+    other warning goes on to the command's own handling (one line each, after the run)."""
+
+    def __init__(self) -> None:
+        self._context = warnings.catch_warnings(record=True)
+        self._caught: list[warnings.WarningMessage] = []
+        self._start = 0
+
+    def __enter__(self) -> _BuiltinDataWarnings:
+        caught = self._context.__enter__()  # the (empty, so falsy) list the warnings go to
+        self._caught = caught if caught is not None else []
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self._context.__exit__(kind, error, trace)
+        for w in self._caught:  # to the enclosing handler (the command's _run)
+            if not issubclass(w.category, RecordsWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+    def log(self, message: str) -> None:
+        """``reproduce``'s log: an experiment's ``done`` line carries its count."""
+        count = sum(issubclass(w.category, RecordsWarning) for w in self._caught[self._start:])
+        self._start = len(self._caught)
+        if count and " done " in message:
+            message += (f" ({count} RecordsWarning{'s' if count != 1 else ''} about the built-in data's clipped or "
+                        "replaced records, expected, not shown)")
+        print(message, flush=True)
 
 
 def cmd_audit(args: argparse.Namespace) -> None:
@@ -314,14 +351,26 @@ def radius_help() -> str:
     lines = ["public radius r of the data ball around --center, chosen without looking at the data (records "
              "outside it are clipped into it), or 'auto': a private radius, the ε-DP --radius-quantile of the "
              "records' distances from the centre, chosen with --radius-budget of ε (the certificate shows both "
-             "parts; docs/statistics.md). Its units (C: the centre, X: a record) and upper limit per manifold:"]
+             f"parts; docs/statistics.md). {RADIUS_GROWTH} Its units (C: the centre, X: a record) and upper limit per "
+             "manifold:"]
     for name in REGISTRY:
         m = example_manifold(name)
         limit = f"r < {m.assumption_radius:.4g}" if np.isfinite(m.assumption_radius) else "no upper limit"
         limit += " × --sphere-radius" if name == "sphere" else ""
         limit += f", but distance(origin, C) + r ≤ {m.max_reach:g}" if np.isfinite(m.max_reach) else ""
+        steep = steep_radius(m)
+        limit += f"; the noise grows steeply past r ≈ {steep:.3g}" if steep is not None else ""
+        limit += " × --sphere-radius" if name == "sphere" and steep is not None else ""
         lines.append(f"- {name}: {RADIUS_UNITS.get(name, 'geodesic distance')}; {limit}")
     return "\n".join(lines)
+
+
+# Measured with privacy.release.calibrate (tests/test_planning.py checks these figures).
+RADIUS_GROWTH = (
+    "Near r* (sphere, kendall2d) the noise scale grows steeply: the sensitivity factor L/h = 1/cos(2r√κ) diverges "
+    "at r*. On S² with n = 100 and --epsilon 1 the Laplace scale is 0.011 at r = 0.39 (r*/2), 0.034 at 0.60, 0.090 "
+    "at 0.71 and 0.99 at 0.78. A release warns once L/h is over twice its value at r*/2 (past the radius given "
+    "below); manifold-dp plan compares radii before any data are read.")
 
 
 RELEASE_EPILOG = """\

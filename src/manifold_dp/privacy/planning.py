@@ -44,7 +44,8 @@ def _release() -> Any:
 _measurements: Any = measurements
 
 __all__ = ["supports", "candidate_mechanisms", "Expectation", "expected_error", "MechanismChoice", "choose_mechanism",
-           "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "EXTRA_ROWS"]
+           "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "EXTRA_ROWS",
+           "STEEP_GROWTH", "radius_growth", "steep_radius"]
 
 MECHANISMS = (("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
               + ("riemannian_gaussian",) + measurements.WRAPPED_MECHANISMS)  # as privacy.release.MECHANISMS
@@ -283,6 +284,43 @@ def required_epsilon(manifold: Manifold, mechanism: str, *, target: float, n: in
                               bound=bound, calibration=calibration, restrict=restrict, full=False).expected_distance
 
     return _solve(f, start, target, integer=False, low=1e-6, high=1e4)
+
+
+# The sensitivity factor (L/h for the Laplace-type mechanisms, L for KNG) diverges as r nears r* on a positively
+# curved space: past STEEP_GROWTH times its value at r*/2 a release warns (ReleaseWarning) that the scale grows steeply.
+STEEP_GROWTH = 2.0
+
+
+def _sensitivity_factor(manifold: Manifold, radius: float, bound: str, kind: str) -> float:
+    from .sensitivity import frechet_mean_sensitivity
+
+    return float(frechet_mean_sensitivity(manifold, n=1, radius=radius, kind=kind, bound=bound)) / (2.0 * radius)
+
+
+def radius_growth(manifold: Manifold, radius: float, *, bound: str = "tight", kind: str = "laplace") -> float | None:
+    """How many times the sensitivity factor at ``radius`` exceeds its value at ``r*/2``: ``L/h``
+    (``kind="laplace"``: the Laplace-type and Gaussian mechanisms; on a sphere of curvature κ with
+    the tight bound ``1/cos(2r√κ)``) or ``L`` (``kind="kng"``). ``None`` where ``r*`` is infinite
+    (no blow-up). Public values only."""
+    limit = float(manifold.assumption_radius)
+    if not math.isfinite(limit):
+        return None
+    return _sensitivity_factor(manifold, radius, bound, kind) / _sensitivity_factor(manifold, 0.5 * limit, bound, kind)
+
+
+def steep_radius(manifold: Manifold, *, bound: str = "tight", kind: str = "laplace") -> float | None:
+    """The radius where ``radius_growth`` reaches ``STEEP_GROWTH`` (bisection), or ``None``
+    where it never does (``r*`` infinite, or KNG's ``L`` bounded)."""
+    limit = float(manifold.assumption_radius)
+    if not math.isfinite(limit):
+        return None
+    lo, hi = 0.5 * limit, limit * (1.0 - 1e-9)
+    if (radius_growth(manifold, hi, bound=bound, kind=kind) or 0.0) <= STEEP_GROWTH:
+        return None
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if (radius_growth(manifold, mid, bound=bound, kind=kind) or 0.0) <= STEEP_GROWTH else (lo, mid)
+    return lo
 
 
 def default_radii(manifold: Manifold) -> tuple[float, ...]:

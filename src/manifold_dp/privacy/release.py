@@ -491,6 +491,25 @@ def warn_if_mostly_noise(manifold, statistic, measurement, radius, n):
               ReleaseWarning)
 
 
+def warn_if_near_limit(manifold, radius, mechanism, bound):
+    """``ReleaseWarning`` (public) when ``radius`` is so close to ``r*`` that the sensitivity
+    factor (``L/h``; ``L`` for KNG) exceeds ``planning.STEEP_GROWTH`` times its value at ``r*/2``:
+    there the noise scale grows steeply (it diverges at ``r*``). Not for the ambient mechanisms,
+    whose sensitivity is the chord of the ball."""
+    if mechanism in measurements.AMBIENT_MECHANISMS:
+        return
+    from .planning import STEEP_GROWTH, radius_growth, steep_radius
+
+    kind = "kng" if mechanism == "kng" else "laplace"
+    growth = radius_growth(manifold, radius, bound=bound, kind=kind)
+    if growth is not None and growth > STEEP_GROWTH:
+        safe = steep_radius(manifold, bound=bound, kind=kind)
+        _warn(f"radius={radius:g} is close to r* = {manifold.assumption_radius:.4g} on {manifold!r}: the sensitivity "
+              f"factor ({'L' if kind == 'kng' else 'L/h'}) is {growth:.3g} times its value at r*/2, so the noise scale "
+              f"grows steeply here and diverges at r*; a radius up to {safe:.3g} keeps it within {STEEP_GROWTH:g} times "
+              "(manifold-dp plan compares radii)", ReleaseWarning)
+
+
 # --- stage 3: the accountant ------------------------------------------------------------------
 
 def _warn_if_seeded_and_composed(rng, accountant):
@@ -865,6 +884,7 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
     if p["auto"] is not None:
         return _auto_plan(X, manifold, p, round_to, "frechet_mean", _mean_stages, _mean_plan)
     cal, grid = _mean_stages(manifold, p, p["radius"], p["epsilon"], round_to)
+    warn_if_near_limit(manifold, p["radius"], p["mechanism"], p["bound"])
     warn_if_mostly_noise(manifold, "frechet_mean", cal.measurement, p["radius"], p["n"])
     check_strict(manifold, X, p["strict"])
     charge(p["accountant"], cal.measurement)
