@@ -247,3 +247,28 @@ def test_utility_against_oracle(M, spread, distance, factor):
             auto.append(float(M.dist(c, private_frechet_mean(X, M, center="auto", radius="auto", epsilon=1.0, rng=s).point)))
             oracle.append(float(M.dist(c, private_frechet_mean(X, M, center=c, radius=r90, epsilon=1.0, rng=s).point)))
     assert np.median(auto) <= factor * np.median(oracle)
+
+
+def test_first_stage_row_float64_cannot_compute_counts_as_zero():
+    """A record whose φ is not finite adds φ = 0 (within every bound), never NaN to the statistic."""
+    M = SPDAffineInvariant(3)
+    fs = first_stage(M, 2, 1.0)
+    X = np.stack([np.eye(3), np.eye(3)])
+    X[1, 0, 0] = np.inf  # a record the sanitiser would replace; here passed straight to the statistic
+    T = fs.statistic(X)
+    assert np.all(np.isfinite(T)) and np.allclose(T, 0.0)
+
+
+def test_cli_center_auto(tmp_path, capsys):
+    from manifold_dp.cli import main
+
+    M = Sphere(2)
+    _, X = cluster(M, 300)
+    np.save(tmp_path / "x.npy", X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        main(["release", str(tmp_path / "x.npy"), "--manifold", "sphere", "--center", "auto", "--radius", "auto",
+              "--epsilon", "1", "--seed", "0"])
+    out = json.loads(capsys.readouterr().out)
+    stages = out["certificate"]["center_selection"]["stages"]
+    assert [s["stage"] for s in stages] == ["centre", "radius", "release"] and out["certificate"]["epsilon"] == 1.0

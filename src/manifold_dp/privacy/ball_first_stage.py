@@ -98,8 +98,8 @@ class _SphereStage:
     def rule(self, m, bound):
         return "Δ = 2R/n: every record has norm R, so one replaced record moves the mean by ≤ 2R/n"
 
-    def block_sum(self, m, points, bound):
-        return np.sum(np.asarray(points, float), axis=0)
+    def rows(self, m, points, bound):
+        return np.asarray(points, float)
 
     def to_point(self, m, z, bound):
         return m.from_ambient(z)
@@ -124,9 +124,9 @@ class _KendallStage:
     def rule(self, m, bound):
         return "Δ = √2/n: ‖ww* − vv*‖_F² = 2 − 2|⟨w, v⟩|² ≤ 2 for unit w, v"
 
-    def block_sum(self, m, points, bound):
+    def rows(self, m, points, bound):
         w = np.asarray(points, complex) @ helmert(m.k_landmarks).T  # (b, k−1), unit rows
-        return _hermitian_to_real(w.T @ np.conj(w))
+        return _hermitian_to_real(w[:, :, None] * np.conj(w[:, None, :]))
 
     def to_point(self, m, z, bound):
         values, vectors = np.linalg.eigh(_real_to_hermitian(z, m.k_landmarks - 1))
@@ -153,9 +153,8 @@ class _SPDStage:
     def rule(self, m, bound):
         return f"Δ = 2B/n, B = b√k = {bound * math.sqrt(m.k):.4g}: each clipped log lies in the Frobenius ball of radius B"
 
-    def block_sum(self, m, points, bound):
-        logs = _clip_rows(vecd(logm_spd(np.asarray(points, float))), bound * math.sqrt(m.k))
-        return np.sum(logs, axis=0)
+    def rows(self, m, points, bound):
+        return _clip_rows(vecd(logm_spd(np.asarray(points, float))), bound * math.sqrt(m.k))
 
     def to_point(self, m, z, bound):
         return expm_sym(self._clamped_log(invvecd(z, m.k), bound))
@@ -198,8 +197,8 @@ class _FlatBallStage:
             return m.log(m.origin, points)[..., 1:]
         return points
 
-    def block_sum(self, m, points, bound):
-        return np.sum(_clip_rows(self._vectors(m, points), bound), axis=0)
+    def rows(self, m, points, bound):
+        return _clip_rows(self._vectors(m, points), bound)
 
     def to_point(self, m, z, bound):
         z = _clip_rows(np.asarray(z, float)[None], bound)[0]
@@ -251,12 +250,15 @@ class FirstStage:
     rule = property(lambda self: self._stage.rule(self.manifold, self.bound))
 
     def statistic(self, points):
-        """``T(D)`` of the sanitised records (in memory, block by block)."""
-        total = 0.0
+        """``T(D) = (1/n) Σ φ(x_i)`` of the sanitised records (in memory, block by block)."""
+        total = np.zeros(self.dimension)
         for start in range(0, len(points), FIRST_STAGE_BLOCK):
             with np.errstate(all="ignore"):
-                total = total + self._stage.block_sum(self.manifold, points[start:start + FIRST_STAGE_BLOCK], self.bound)
-        return np.asarray(total, float) / self.n
+                rows = self._stage.rows(self.manifold, points[start:start + FIRST_STAGE_BLOCK], self.bound)
+                # a row float64 could not compute (a valid but nearly singular SPD record) counts as φ = 0, which keeps
+                # every sensitivity bound (‖φ(x) − 0‖ ≤ R, 1, B); the same operations for every row
+                total += np.sum(np.where(np.all(np.isfinite(rows), axis=-1, keepdims=True), rows, 0.0), axis=0)
+        return total / self.n
 
     def noisy(self, statistic, rng):
         """``T + noise``, snapped to the public grid ``2^-20·σ`` (the mechanism's output)."""

@@ -193,7 +193,7 @@ def plan_private_ball(X, manifold, *, center, radius, epsilon, delta, mechanism,
     rel.check_strict(manifold, X, p["strict"])
     events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
     for j in range(len(kept_stages[0])):
-        events.append(rel._largest_event([cals[j][0].measurement.event for cals in kept_stages]))
+        events.append(_largest_event([cals[j][0].measurement.event for cals in kept_stages]))
     if p["accountant"] is not None:  # every stage at once, before the data are read
         from dp_accounting import dp_event
 
@@ -202,6 +202,12 @@ def plan_private_ball(X, manifold, *, center, radius, epsilon, delta, mechanism,
     sanitised = rel._sanitised(manifold, points, ok, manifold.origin)
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), radius_private and reliable, quantile, shares,
                     round_to, reliable, stage.statistic(sanitised))
+
+
+def _largest_event(events):
+    """Of events of one kind (a release's at every candidate), the one that charges most: the
+    smallest Gaussian noise multiplier, or the largest pure ε (smallest RR noise parameter)."""
+    return min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter)
 
 
 def _first_event(stage):
