@@ -178,6 +178,9 @@ def _mechanism_notes(spaces: dict[str, Manifold]) -> list[str]:
         "(docs/gaussian_family.md).",
         f"{', '.join(WRAPPED_MECHANISMS)}: Hadamard manifolds only ({where(is_hadamard)}): noise in the tangent space "
         "at the public centre, mapped back with exp; wrapped_gaussian needs --delta.",
+        "auto (--mechanism auto): the supported mechanism with the smallest expected noise distance at the public n, "
+        "radius, epsilon and delta (the (ε, δ) ones only with --delta), chosen before the data are read; "
+        "manifold-dp plan prints the figures it compares.",
     ]
 
 
