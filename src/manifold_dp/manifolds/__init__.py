@@ -9,8 +9,8 @@ from .base import Manifold
 from .euclidean import Euclidean
 from .hyperbolic import Hyperbolic
 from .kendall import KendallShape2D
-from .sphere import Sphere
 from .spd import SPDAffineInvariant, SPDLogEuclidean
+from .sphere import Sphere
 
 REGISTRY = {
     "euclidean": Euclidean,

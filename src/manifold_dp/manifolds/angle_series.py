@@ -17,16 +17,18 @@ coefficient stays a normal number (subnormal arithmetic is slow: a timing channe
 """
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
+
+from .._typing import FloatArray
 
 __all__ = ["MAX_DEGREE", "coefficients", "tails", "evaluate"]
 
 MAX_DEGREE = 18
 
 
-@lru_cache(maxsize=None)
+@cache
 def _exact(degree):
     a = [Fraction(1)]
     for k in range(degree + 2):
@@ -39,14 +41,14 @@ def _exact(degree):
     return a, n, b
 
 
-@lru_cache(maxsize=None)
-def coefficients(degree):
+@cache
+def coefficients(degree: int) -> tuple[FloatArray, FloatArray]:
     """``(a, b)``: float arrays of ``a_0 … a_K`` and ``b_0 … b_K``."""
     a, _, b = _exact(degree)
     return np.array([float(v) for v in a[:degree + 1]]), np.array([float(v) for v in b])
 
 
-def tails(degree, z_max):
+def tails(degree: int, z_max: float) -> tuple[float, float]:
     """``(T_f, T_β)``: bounds on what the degree-``K`` sums of ``θ/sin θ`` and ``β`` miss for
     ``0 ≤ z ≤ z_max < 1`` (the module docstring), rounded up by a relative ``1e−12``."""
     a, n, b = _exact(degree)
@@ -57,7 +59,8 @@ def tails(degree, z_max):
     return t_f * (1.0 + 1e-12), t_b * (1.0 + 1e-12)
 
 
-def evaluate(z, degree, powers, out_f, out_b):
+def evaluate(z: FloatArray, degree: int, powers: FloatArray, out_f: FloatArray,
+             out_b: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``θ/sin θ`` and ``β`` at ``z`` (one block of records, ``(m,)``) by their degree-``K`` sums:
     the powers ``z … z^K`` into ``powers`` (``(≥ K, ≥ m)`` scratch) by repeated squaring, then
     one matrix–vector product per sum. No branch and no masked operation on the values."""

@@ -237,12 +237,12 @@ class Manifold:
         def to_chart(self, x: ArrayLike) -> FloatArray: ...
         def from_chart(self, z: ArrayLike) -> Array: ...
         def to_ambient(self, x: ArrayLike) -> FloatArray: ...
-        def from_ambient(self, z: ArrayLike, floor: float | None = ...) -> Array: ...
+        def from_ambient(self, z: ArrayLike, floor: float = ...) -> Array: ...
         def ambient_radius(self, center: ArrayLike, radius: float) -> float: ...
         # Newton steps of the certified mean (where ``newton_constants`` gives constants)
-        def newton_terms(self, x: ArrayLike, X: ArrayLike, weights: ArrayLike, ball: Any = None,
+        def newton_terms(self, x: Array, X: Array, weights: Any, ball: Any = None,
                          order: int | None = ...) -> tuple[Any, ...]: ...
-        def newton_step(self, x: ArrayLike, g: ArrayLike, H: Any) -> Array: ...
+        def newton_step(self, x: Array, g: Array, H: Any) -> Array: ...
         # one draw of ``exp_p(ρ u)`` with Python floats (where ``single_polar_frame`` gives a frame)
         def polar_point(self, p: Any, rho: float, rng: np.random.Generator) -> Array: ...
 
@@ -269,28 +269,28 @@ class Manifold:
             raise NotImplementedError(f"{self!r} has non-constant curvature: it must define its own log_volume")
         return hi
 
-    def float_error(self, center: ArrayLike, radius: float) -> float:
+    def float_error(self, center: Array, radius: float) -> float:
         """A public bound on the float64 error of distances and clipping near ``B_r(center)``."""
         return 16 * np.finfo(float).eps * (1.0 + radius)
 
-    def ball_problem(self, center: ArrayLike, radius: float) -> str | None:
+    def ball_problem(self, center: Array, radius: float) -> str | None:
         """Why float64 cannot carry every point of ``B_r(center)`` alike (SPD: condition numbers or
         scales where the check of one matrix would take a path that depends on it), as a message
         quoting public values only; ``None`` when it can (the default)."""
         return None
 
-    def exp_coordinate_offset(self, center: ArrayLike) -> float | None:
+    def exp_coordinate_offset(self, center: Array) -> float | None:
         """How far the centre's coordinates already sit along an ``exp`` that can overflow float64
         (``None``: coordinates are bounded or linear in ``ρ``)."""
         return None
 
-    def grid_scales(self, center: ArrayLike, radius: float, sigma: float) -> tuple[float, float]:
+    def grid_scales(self, center: Array, radius: float, sigma: float) -> tuple[float, float]:
         """``(move, magnitude)`` in array coordinates: how far noise of scale ``σ`` moves a point,
         and the public magnitude of the coordinates (the default output grid rests on both)."""
         scale = float(np.max(np.abs(self.origin)))
         return min(sigma, scale), scale
 
-    def ambient_floor(self, center: ArrayLike, radius: float) -> float:
+    def ambient_floor(self, center: Array, radius: float) -> float:
         """A public floor ``from_ambient`` keeps projected points above (SPD: eigenvalues)."""
         return 1e-12
 
@@ -325,7 +325,7 @@ class Manifold:
         checked = self.check_point(block)
         return checked, (self.mean_start_stats(block, weights) if checked[0] else None)
 
-    def weighted_log_sum(self, x: ArrayLike, X: ArrayLike, weights: ArrayLike) -> Array:
+    def weighted_log_sum(self, x: Array, X: Array, weights: Array) -> Array:
         """``Σ_i w_i log_x(X_i)`` over the records' axis 0, for one point ``x``: ``−∇F(x)`` of a
         block. Spaces override it to avoid the ``(n, *point_shape)`` table of logs (the sphere
         with two matrix–vector products, affine-invariant SPD in the frame of ``x``)."""
@@ -344,7 +344,7 @@ class Manifold:
         start's statistics around the centre, from a block of prepared records."""
         return self.mean_start_stats(np.asarray(block) - np.asarray(center, self.dtype), np.full(len(block), weight))
 
-    def prepare_block(self, X: ArrayLike, center: ArrayLike, radius: float, weight: float, log_sum: bool = True,
+    def prepare_block(self, X: Array, center: Array, radius: float, weight: float, log_sum: bool = True,
                       keep: bool = True, out: Array | None = None) -> tuple[Any, ...] | None:
         """A space's fused pass for one block of ``privacy.release.prepare_records``, or ``None``
         (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``); with ``log_sum``
@@ -371,7 +371,7 @@ class Manifold:
             out = out + np.tensordot(logs, weights[i:i + step], axes=([1], [0]))
         return cast(Array, out)
 
-    def karcher_terms(self, x: ArrayLike, X: ArrayLike, weights: ArrayLike, hessian: bool = False) -> tuple[Array, float, Any]:
+    def karcher_terms(self, x: Array, X: Array, weights: Array, hessian: bool = False) -> tuple[Array, float, Any]:
         """One pass of the plain mean over a block at ``x``: ``(Σ w_i log_x(X_i), max_i ρ(x, X_i),
         hess)``. With ``hessian=True`` a space that can gives ``hess``, the map
         ``v ↦ Σ w_i Hess(½ρ²(·, X_i))(x)[v]`` on ``T_x`` built from the same decompositions (for
@@ -492,7 +492,7 @@ class Manifold:
         ``None`` and the general path decides (and names the reason). Default: always ``None``."""
         return None
 
-    def single_polar_frame(self, x: ArrayLike) -> list[Any] | None:
+    def single_polar_frame(self, x: Array) -> list[Any] | None:
         """One validated point as the list that ``polar_point(frame, ρ, rng)`` (one draw of
         ``exp_x(ρ u)``, ``u`` a uniform unit tangent, with Python floats) takes, or ``None`` where
         the space has no such path (the default)."""

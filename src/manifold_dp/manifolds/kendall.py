@@ -6,18 +6,24 @@ complex arrays ``(..., k)``; tangent vectors are horizontal: ``Σ v_j = 0`` and 
 (Hermitian). Fubini–Study metric: curvature in ``[1, 4]``, injectivity radius ``π/2``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from .._typing import Array, BoolArray, FloatArray
 from .base import Manifold, sn_over
 from .euclidean import _check_dim
 
 __all__ = ["hermitian", "KendallShape2D"]
 
 
-def hermitian(x, y):
+def hermitian(x: ArrayLike, y: ArrayLike) -> Array:
     """``⟨x, y⟩ = Σ conj(x_j) y_j`` over the last axis."""
     return np.sum(np.conj(x) * y, axis=-1)
 
@@ -59,30 +65,30 @@ class KendallShape2D(Manifold):
     injectivity_radius = np.pi / 2
     radial_range = (0.0, np.pi / 2)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_dim(self.k_landmarks, "k_landmarks", 3)
 
     @classmethod
-    def from_width(cls, width):
+    def from_width(cls, width: int) -> Manifold:
         if width % 2 or width < 6:
             raise ValueError(f"kendall2d records must hold 2k >= 6 numbers (x1, y1, x2, y2, ...), got {width}")
         return cls(width // 2)
 
     @classmethod
-    def examples(cls):
+    def examples(cls) -> tuple[Manifold, ...]:
         return (cls(5),)
 
     point_shape = property(lambda self: (self.k_landmarks,))
     dim = property(lambda self: 2 * self.k_landmarks - 4)
 
     @property
-    def origin(self):
+    def origin(self) -> Array:
         """The regular ``k``-gon."""
         k = self.k_landmarks
         return np.exp(2j * np.pi * np.arange(k) / k) / np.sqrt(k)
 
     @staticmethod
-    def to_complex(z):
+    def to_complex(z: ArrayLike) -> Array:
         """Real landmarks ``(..., k, 2)`` → complex ``(..., k)``; complex input passes through."""
         z = np.asarray(z)
         if np.iscomplexobj(z):
@@ -91,7 +97,7 @@ class KendallShape2D(Manifold):
             raise ValueError(f"real landmark arrays must have shape (..., k, 2), got {z.shape}")
         return z[..., 0].astype(float) + 1j * z[..., 1].astype(float)
 
-    def preshape(self, z):
+    def preshape(self, z: ArrayLike) -> Array:
         """Centre and scale configurations to pre-shapes. Degenerate ones become NaN."""
         z = self.to_complex(z)
         z = z - z.mean(axis=-1, keepdims=True)
@@ -99,26 +105,26 @@ class KendallShape2D(Manifold):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(nrm > 0, z / np.where(nrm > 0, nrm, 1.0), np.nan)
 
-    def to_landmarks(self, x):
+    def to_landmarks(self, x: ArrayLike) -> FloatArray:
         """Complex ``(..., k)`` → real ``(..., k, 2)``."""
         x = np.asarray(x)
         return np.stack([x.real, x.imag], axis=-1)
 
-    def align(self, x, y):
+    def align(self, x: ArrayLike, y: Array) -> Array:
         """Rotate ``y`` to the optimal position against ``x``: ``⟨x, y*⟩`` real and ≥ 0."""
         c = hermitian(x, y)[..., None]
         return y * np.exp(-1j * np.angle(c))
 
-    def inner(self, x, u, v):
+    def inner(self, x: ArrayLike, u: ArrayLike, v: ArrayLike) -> FloatArray:
         return np.real(hermitian(u, v))
 
-    def dist(self, x, y):
+    def dist(self, x: ArrayLike, y: ArrayLike) -> FloatArray:
         x, y = np.asarray(x, complex), np.asarray(y, complex)
         ys = self.align(x, y)
         # 2·atan2(‖x − y*‖, ‖x + y*‖) = arccos⟨x, y*⟩, accurate near 0 and π/2
         return 2.0 * np.arctan2(np.linalg.norm(x - ys, axis=-1), np.linalg.norm(x + ys, axis=-1))
 
-    def log(self, x, y):
+    def log(self, x: ArrayLike, y: ArrayLike) -> Array:
         x, y = np.asarray(x, complex), np.asarray(y, complex)
         ys = self.align(x, y)
         theta = self.dist(x, y)[..., None]
@@ -127,7 +133,7 @@ class KendallShape2D(Manifold):
         v = v - v.mean(axis=-1, keepdims=True)
         return v - hermitian(x, v)[..., None] * x
 
-    def enclosing_lift(self, x, X):
+    def enclosing_lift(self, x: ArrayLike, X: ArrayLike) -> tuple[FloatArray, float, bool, Callable[[FloatArray], Array]] | None:
         """The records rotated against ``x`` (``align``), as real unit vectors of ``R^(2k)``:
         ``ρ([c], [y]) = arccos|⟨c, y⟩| ≤ arccos Re⟨c, y*⟩``, the angle between the lifts, for
         every centred unit ``c`` (a bound, not an equality: the rotation is fixed by ``x``)."""
@@ -135,18 +141,18 @@ class KendallShape2D(Manifold):
         to_point = lambda c: self.project(np.ascontiguousarray(np.asarray(c, float)).view(np.complex128))
         return Y, 1.0, False, to_point
 
-    def exp(self, x, v):
+    def exp(self, x: ArrayLike, v: ArrayLike) -> Array:
         x, v = np.asarray(x, complex), np.asarray(v, complex)
         t = np.linalg.norm(v, axis=-1, keepdims=True)
         return self.project(np.cos(t) * x + sn_over(t) * v)
 
-    def _checks(self, x, atol):
+    def _checks(self, x: Array, atol: float) -> Iterable[tuple[BoolArray, str]]:
         return [
             (np.abs(np.sum(x, axis=-1)) <= atol, f"landmarks not centred to tolerance {atol:g}"),
             (np.abs(np.linalg.norm(x, axis=-1) - 1.0) <= atol, f"norm differs from 1 by more than {atol:g}"),
         ]
 
-    def project(self, x):
+    def project(self, x: ArrayLike) -> Array:
         return self.preshape(np.asarray(x, complex))
 
     def _horizontal_basis(self, x):
@@ -160,16 +166,16 @@ class KendallShape2D(Manifold):
                             np.broadcast_to(g, x.shape[:-1] + g.shape)], axis=-1)
         return np.linalg.qr(a)[0][..., 2:]
 
-    def to_tangent_coordinates(self, x, v):
+    def to_tangent_coordinates(self, x: ArrayLike, v: ArrayLike) -> FloatArray:
         c = np.einsum("...kj,...k->...j", np.conj(self._horizontal_basis(x)), np.asarray(v, complex))
         return np.concatenate([c.real, c.imag], axis=-1)
 
-    def from_tangent_coordinates(self, x, c):
+    def from_tangent_coordinates(self, x: ArrayLike, c: ArrayLike) -> Array:
         c = np.asarray(c, float)
         m = self.k_landmarks - 2
         return np.einsum("...kj,...j->...k", self._horizontal_basis(x), c[..., :m] + 1j * c[..., m:])
 
-    def random_unit_tangent(self, x, size=None, *, rng=None):
+    def random_unit_tangent(self, x: ArrayLike, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Array:
         x = np.asarray(x, complex)
         rng = as_generator(rng)
         shape = self._out_shape(x, size) + (self.k_landmarks,)
@@ -181,43 +187,43 @@ class KendallShape2D(Manifold):
     # -- capabilities: a canonical representative, users' real landmarks, Procrustes start ------
     user_point_shapes = property(lambda self: ((self.k_landmarks, 2),))
 
-    def canonical(self, center, points):
+    def canonical(self, center: ArrayLike, points: Array) -> Array:
         """A shape is a pre-shape up to rotation: release the one rotated so that
         ``⟨center, y⟩`` is real and ≥ 0 — fixed by the public centre, never by the data."""
         return self.align(center, points)
 
-    def as_points(self, X):
+    def as_points(self, X: Any) -> Any:
         """Real landmarks ``(..., k, 2)`` → pre-shapes; complex pre-shapes pass through."""
         X = np.asarray(X)
         if not np.iscomplexobj(X) and X.ndim >= 2 and X.shape[-2:] == (self.k_landmarks, 2):
             return self.preshape(X)
         return X
 
-    def to_user(self, points):
+    def to_user(self, points: Array) -> Array:
         return self.to_landmarks(points)
 
-    def mean_start_stats(self, block, weights):
+    def mean_start_stats(self, block: ArrayLike, weights: Array) -> Any:
         block = np.asarray(block)
         return np.einsum("n,ni,nj->ij", weights, block, np.conj(block))
 
-    def mean_start(self, stats):
+    def mean_start(self, stats: Any) -> Array:
         _, vecs = np.linalg.eigh(stats)  # full Procrustes mean (Kent 1994)
         return self.project(vecs[:, -1])
 
-    def log_volume_ratio(self, rho):
+    def log_volume_ratio(self, rho: ArrayLike) -> FloatArray:
         """``log(J(ρ)/ρ^(d−1))`` with ``J = sin^(2m−1)ρ cos ρ``, ``m = k−2`` (≤ 0 on ``[0, π/2]``)."""
         rho = np.asarray(rho, float)
         m = self.k_landmarks - 2
         with np.errstate(divide="ignore"):
             return (2 * m - 1) * np.log(np.maximum(sn_over(rho), 0.0)) + np.log(np.maximum(np.cos(rho), 0.0))
 
-    def log_volume(self, rho):
+    def log_volume(self, rho: ArrayLike) -> FloatArray:
         """``log J(ρ) = (2m−1) log sin ρ + log cos ρ``: concave on ``(0, π/2)``."""
         rho = np.asarray(rho, float)
         with np.errstate(divide="ignore"):
             return (2 * self.k_landmarks - 5) * np.log(np.maximum(np.sin(rho), 0.0)) + np.log(np.maximum(np.cos(rho), 0.0))
 
-    def log_volume_slope(self, rho):
+    def log_volume_slope(self, rho: ArrayLike) -> FloatArray:
         """``d/dρ log J(ρ) = (2m−1) cot ρ − tan ρ``."""
         rho = np.asarray(rho, float)
         return (2 * self.k_landmarks - 5) / np.tan(rho) - np.tan(rho)

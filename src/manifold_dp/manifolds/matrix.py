@@ -219,7 +219,7 @@ def vecd(s: FloatArray) -> FloatArray:
     return np.concatenate([np.diagonal(s, axis1=-2, axis2=-1), np.sqrt(2.0) * s[..., iu[0], iu[1]]], axis=-1)
 
 
-def invvecd(v: FloatArray, k: int) -> FloatArray:
+def invvecd(v: ArrayLike, k: int) -> FloatArray:
     """Inverse of :func:`vecd`."""
     v = np.asarray(v)
     out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)
@@ -238,7 +238,7 @@ def vech(s: FloatArray) -> FloatArray:
     return s[..., iu[0], iu[1]]
 
 
-def invvech(v: FloatArray, k: int) -> FloatArray:
+def invvech(v: ArrayLike, k: int) -> FloatArray:
     """Inverse of :func:`vech` for symmetric matrices."""
     v = np.asarray(v)
     out = np.zeros(v.shape[:-1] + (k, k), dtype=v.dtype)

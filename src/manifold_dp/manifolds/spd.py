@@ -6,19 +6,37 @@ metric are kept in log coordinates (symmetric matrices), as docs/theory.md §1 d
 Points ``(..., k, k)``.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from math import comb
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
-from .matrix import (eig_apply, eig_weighted_sum, expm_sym, flush_tiny, funm_sym, invvecd, logm_band, logm_band_plan,
-                     logm_spd, sqrtm_spd, sym, vecd)
+from .._typing import Array, BoolArray, FloatArray
 from .base import POINT_ATOL, Manifold, NewtonConstants, _clip_scale, finite_rows, select
 from .euclidean import _check_dim
+from .matrix import (
+    eig_apply,
+    eig_weighted_sum,
+    expm_sym,
+    flush_tiny,
+    funm_sym,
+    invvecd,
+    logm_band,
+    logm_band_plan,
+    logm_spd,
+    sqrtm_spd,
+    sym,
+    vecd,
+)
 
 NEWTON_BLOCK_BYTES = 1 << 24  # the Newton pass holds V¹…V⁵ of a block of records: about 16 MiB at any k
 
@@ -33,7 +51,7 @@ TINY = 2.0**-300  # one-matrix closed forms flush entries this small relative to
 _NEWTON_SCALES = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0)  # φ(t) = t coth t = 1 + t²/3 − t⁴/45 + 2t⁶/945 − …, t = ad/2
 
 
-@lru_cache(maxsize=None)
+@cache
 def _newton_coefficients(order):
     """``(degrees, (c, Q))`` of ``newton_terms``: the even degrees ``2, 4, …, order`` and the
     eigen-decomposition ``C = Q diag(c) Qᵀ`` of the ``(order − 1)²`` symmetric matrix
@@ -147,21 +165,33 @@ class _SPD(Manifold):
     origin = property(lambda self: np.eye(self.k))
     injectivity_radius = np.inf
 
-    def __post_init__(self):
+    if TYPE_CHECKING:  # the matrix size and the frame helpers each metric defines (its dataclass field and methods)
+        k: int
+
+        def __init__(self, k: int) -> None: ...
+        @staticmethod
+        def _eigen_frame(center: Array) -> Any: ...
+        @staticmethod
+        def _whiten(frame: Any, x: Array) -> Any: ...
+        @staticmethod
+        def _clip_eigen(frame: Any, x: Array, u: Array, log_w: Array, radius: float, weight: float | None = None,
+                        keep: bool = True) -> Any: ...
+
+    def __post_init__(self) -> None:
         _check_dim(self.k, "k", 1)
 
     @classmethod
-    def from_width(cls, width):
+    def from_width(cls, width: int) -> Manifold:
         k = int(round(np.sqrt(width)))
         if k * k != width:
             raise ValueError(f"SPD records must have k*k entries, got {width}")
         return cls(k)
 
     @classmethod
-    def examples(cls):
+    def examples(cls) -> tuple[Manifold, ...]:
         return (cls(3),)
 
-    def _checks(self, x, atol):
+    def _checks(self, x: Array, atol: float) -> Iterable[tuple[BoolArray, str]]:
         return [self._symmetric(x, atol), (_positive_definite(sym(x)), "not positive definite")]
 
     @staticmethod
@@ -170,11 +200,12 @@ class _SPD(Manifold):
         asym = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1))
         return asym <= atol * scale, f"not symmetric to relative tolerance {atol:g}"
 
-    def project(self, x):
+    def project(self, x: ArrayLike) -> Array:
         return sym(np.asarray(x, dtype=float))
 
     @blas_limited
-    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True, out=None):
+    def prepare_block(self, X: Array, center: Array, radius: float, weight: float, log_sum: bool = True,
+                      keep: bool = True, out: Array | None = None) -> tuple[Any, ...] | None:
         """One block of ``privacy.release.prepare_records`` from one ``eigh`` per record, with the
         same operations for every record: no Cholesky whose failure on one record sends its whole
         block to a second decomposition (the generic check's fast path: one non-positive-definite
@@ -230,7 +261,7 @@ class _SPD(Manifold):
             records, moved, total, _ = self._clip_eigen(frame, base, u, log_w, radius, weight, keep)
         return records, finite, ok, moved, total
 
-    def _validate_one(self, x):
+    def _validate_one(self, x: Array) -> Array | None:
         # k = 2 with floats: the checks of ``_checks`` and the Cholesky fast path of
         # ``_positive_definite``; anything it does not pass goes to the general path
         if self.k != 2:
@@ -259,33 +290,33 @@ class _SPD(Manifold):
     # -- capabilities shared by both metrics ---------------------------------------------------
     ambient_dim = property(lambda self: self.dim)
 
-    def to_ambient(self, x):
+    def to_ambient(self, x: ArrayLike) -> FloatArray:
         """``vecd``: an isometry of ``(Sym(k), Frobenius)`` onto ``R^(k(k+1)/2)``."""
         return vecd(np.asarray(x, float))
 
-    def from_ambient(self, z, floor=1e-12):
+    def from_ambient(self, z: ArrayLike, floor: float = 1e-12) -> Array:
         """Back to a matrix, eigenvalues floored at ``floor`` (a projection onto SPD)."""
         return funm_sym(invvecd(z, self.k), lambda w: np.maximum(w, floor))
 
-    def ambient_radius(self, center, radius):
+    def ambient_radius(self, center: ArrayLike, radius: float) -> float:
         """``λmax(center)(e^r − 1)`` bounds ``‖X − center‖_F`` over ``B_r(center)`` in either
         metric (affine-invariant: 2021 Prop. 1; log-Euclidean: Duhamel's formula)."""
         return float(np.linalg.eigvalsh(np.asarray(center, float))[-1]) * float(np.expm1(radius))
 
-    def ambient_floor(self, center, radius):
+    def ambient_floor(self, center: Array, radius: float) -> float:
         """``λmin(center)·e^(−r)``: every matrix of ``B_r(center)`` has eigenvalues above it."""
         return float(np.linalg.eigvalsh(center)[0] * np.exp(-radius))
 
-    def float_error(self, center, radius):
+    def float_error(self, center: Array, radius: float) -> float:
         w = np.linalg.eigvalsh(center)
         return 16 * np.finfo(float).eps * (w[-1] / w[0]) * np.exp(2 * radius)
 
     @property
-    def max_condition(self):
+    def max_condition(self) -> float:
         """The largest condition number of a ball's matrices (``ball_problem``): ``1/(128 k^2.5 ε)``."""
         return 1.0 / (128.0 * self.k**2.5 * EPS)
 
-    def ball_problem(self, center, radius):
+    def ball_problem(self, center: Array, radius: float) -> str | None:
         """Why float64 cannot carry ``B_r(center)`` alike for every point, or ``None``. Every ``x`` in
         the ball has its eigenvalues in ``[λmin(c)e^(−r), λmax(c)e^r]`` (affine-invariant: those of
         ``c^-½ x c^-½`` lie in ``[e^(−r), e^r]``, then Ostrowski; log-Euclidean: Weyl on
@@ -313,14 +344,14 @@ class _SPD(Manifold):
                     "rescale the records and the center by one public constant first (an isometry of this metric)")
         return None
 
-    def exp_coordinate_offset(self, center):
+    def exp_coordinate_offset(self, center: Array) -> float | None:
         return float(np.max(np.abs(np.log(np.linalg.eigvalsh(center)))))
 
-    def grid_scales(self, center, radius, sigma):
+    def grid_scales(self, center: Array, radius: float, sigma: float) -> tuple[float, float]:
         w = np.linalg.eigvalsh(center)
         return sigma * w[0] * np.exp(-radius), w[-1] * np.exp(radius + min(sigma, 50.0))
 
-    def snap(self, points, grid):
+    def snap(self, points: ArrayLike, grid: float) -> Array:
         """Symmetrise and floor the eigenvalues at ``grid`` and at ``256 k^2.5 ε λmax`` of the point
         itself: rounding must keep the point SPD, and a heavy-tailed draw of huge condition must
         still pass the membership check, by its Cholesky path (``ball_problem`` (i), with room for the
@@ -329,12 +360,12 @@ class _SPD(Manifold):
         floor = 4.0 * CHOLESKY_MARGIN * self.k**2.5 * EPS
         return funm_sym(self.project(points), lambda w: np.maximum(w, np.maximum(grid, floor * w[..., -1:])))
 
-    def mean_start_stats(self, block, weights):
+    def mean_start_stats(self, block: ArrayLike, weights: Array) -> Any:
         w, u = np.linalg.eigh(np.asarray(block, float))
         return eig_weighted_sum(u, np.log(w) * np.asarray(weights, float)[:, None])
 
     @blas_limited
-    def checked_start_stats(self, block, weights):
+    def checked_start_stats(self, block: ArrayLike, weights: Array) -> tuple[tuple[bool, str], Any]:
         """``check_point`` and the log-Euclidean start from one ``eigh`` per record: the
         eigenvalues decide positive-definiteness (the test of ``_positive_definite``) and give
         ``Logm``."""
@@ -349,7 +380,7 @@ class _SPD(Manifold):
             return (False, "not positive definite"), None
         return (True, ""), eig_weighted_sum(u, np.log(w) * np.asarray(weights, float)[:, None])
 
-    def mean_start(self, stats):
+    def mean_start(self, stats: Any) -> Array:
         return expm_sym(stats)  # the log-Euclidean mean
 
     def _random_sym_unit(self, shape, rng):
@@ -395,25 +426,25 @@ class SPDAffineInvariant(_SPD):
     laplace_sampler = "spd_log_eigen"
 
     @property
-    def laplace_sigma_limit(self):
+    def laplace_sigma_limit(self) -> float:
         return 1.0 / self.laplace_integrability_constant if self.k > 1 else np.inf
 
     @property
-    def laplace_integrability_constant(self):
+    def laplace_integrability_constant(self) -> float:
         """``c_k = ½ √(k(k²−1)/3)``: the Laplace law is integrable iff ``σ < 1/c_k``."""
         k = self.k
         return 0.5 * np.sqrt(k * (k * k - 1) / 3.0)
 
-    def exp(self, p, v):
+    def exp(self, p: ArrayLike, v: ArrayLike) -> Array:
         s, si = sqrtm_spd(np.asarray(p, float))
-        return sym(s @ expm_sym(sym(si @ v @ si)) @ s)
+        return sym(s @ expm_sym(sym(si @ v @ si)) @ s)  # type: ignore[operator]  # v: any array-like of floats
 
-    def log(self, p, q):
+    def log(self, p: ArrayLike, q: ArrayLike) -> Array:
         s, si = sqrtm_spd(np.asarray(p, float))
-        return sym(s @ logm_spd(sym(si @ q @ si)) @ s)
+        return sym(s @ logm_spd(sym(si @ q @ si)) @ s)  # type: ignore[operator]  # q: any array-like of floats
 
     @blas_limited_unless_tiny
-    def dist(self, p, q):
+    def dist(self, p: ArrayLike, q: ArrayLike) -> FloatArray:
         _, si = sqrtm_spd(np.asarray(p, float))
         w = np.linalg.eigvalsh(self._in_frame(si, q))
         return np.sqrt(np.sum(np.log(w) ** 2, axis=-1))
@@ -427,7 +458,7 @@ class SPDAffineInvariant(_SPD):
         return out if symmetric else sym(out)
 
     @blas_limited
-    def weighted_log_sum(self, p, X, weights):
+    def weighted_log_sum(self, p: Array, X: Array, weights: Array) -> Array:
         """``p^½ (Σ w_i Logm(p^-½ X_i p^-½)) p^½``: one ``eigh`` per record, the sum formed in the
         frame of ``p`` by one matrix product (``eig_weighted_sum``), and ``p^½·p^½`` applied once."""
         p = np.asarray(p, float)
@@ -437,14 +468,14 @@ class SPDAffineInvariant(_SPD):
         w, u = np.linalg.eigh(self._in_frame(si, X))
         return sym(s @ eig_weighted_sum(u, np.log(w) * np.asarray(weights, float)[:, None]) @ s)
 
-    def mean_start_stats(self, block, weights):
+    def mean_start_stats(self, block: ArrayLike, weights: Array) -> Any:
         """``Σ w_i X_i`` and ``Σ w_i X_i⁻¹``, stacked: the arithmetic and harmonic means' sums."""
         block, weights = np.asarray(block, float), np.asarray(weights, float)
         return np.stack([np.tensordot(weights, block, axes=(0, 0)), np.tensordot(weights, np.linalg.inv(block), axes=(0, 0))])
 
     checked_start_stats = Manifold.checked_start_stats  # the check's Cholesky and one inverse: no eigh
 
-    def mean_start(self, stats):
+    def mean_start(self, stats: Any) -> Array:
         """``A # H = A^½ (A^½ H⁻¹ A^½)^-½ A^½``, the geometric mean of the arithmetic and harmonic means:
         like the log-Euclidean mean, within third order of the affine-invariant one, and cheaper
         (a Cholesky and an inverse per record instead of an ``eigh``)."""
@@ -453,7 +484,7 @@ class SPDAffineInvariant(_SPD):
         return sym(s @ inv_half @ s)
 
     @blas_limited
-    def karcher_terms(self, x, X, weights, hessian=False):
+    def karcher_terms(self, x: Array, X: Array, weights: Array, hessian: bool = False) -> tuple[Array, float, Any]:
         """``weighted_log_sum``, the farthest record (``‖log w_i‖`` from the eigenvalues ``w_i`` of
         ``x^-½ X_i x^-½``) and, with ``hessian=True``, the Hessian of ``Σ w_i ½ρ²(·, X_i)`` at ``x``,
         all from one ``eigh`` per record. In the frame of ``x`` (``v ↦ x^-½ v x^-½``, an isometry onto
@@ -473,7 +504,7 @@ class SPDAffineInvariant(_SPD):
         far = float(np.sqrt(np.max(np.sum(log_w**2, axis=-1)))) if len(w) else 0.0
         if not hessian:
             return g, far, None
-        cache = []  # the Hessian's tables, built on its first use (the last pass only checks ‖∇F‖)
+        cache: list[Any] = []  # the Hessian's tables, built on its first use (the last pass only checks ‖∇F‖)
 
         def apply(v):
             if not cache:
@@ -486,7 +517,7 @@ class SPDAffineInvariant(_SPD):
         return g, far, apply
 
     # -- Newton steps of the certified mean (docs/theory.md §2, "Newton steps with a public count") --
-    def newton_constants(self, radius, n):
+    def newton_constants(self, radius: float, n: int) -> NewtonConstants | None:
         """Public constants of the certified mean's Newton steps on ``B_r(c)``: footpoints and
         records in the ball are within ``D = 2r``. SPD(k) is a symmetric space (``∇R = 0``):
         ``Hess ½ρ²_p = f(N)``, ``N = −R(·, V)V``, ``V = log_x p``, ``f(s) = √s coth √s``, so
@@ -517,7 +548,7 @@ class SPDAffineInvariant(_SPD):
         rounding = 1e-8 + 4.0 * n * np.finfo(float).eps
         truncation = {2: float(D**4 / 180.0), 4: float(D**6 / 3780.0), 6: float(D**8 / 75600.0)}
         costs = {2: 1.0 + k2 / 5000.0, 4: 1.1 + k2 / 1400.0, 6: 1.3 + k2 / 800.0}
-        levels = []
+        levels: list[tuple[Any, ...]] = []
         for order in (2, 4, 6):
             if full is not None:  # the same order with coarser logs: fewer products, its own g
                 for tol in LOG_BAND_COARSE:
@@ -531,7 +562,8 @@ class SPDAffineInvariant(_SPD):
             tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=costs[6], cheaper=tuple(levels), order=6, g=g)
 
     @blas_limited
-    def newton_terms(self, x, X, weights, ball=None, order=6):
+    def newton_terms(self, x: Array, X: Array, weights: Any, ball: Any = None,
+                     order: Any = 6) -> tuple[Any, ...]:
         """``(Σ w_i V_i, Ĥ)`` in the frame of ``x`` (``v ↦ x^-½ v x^-½``, an isometry onto
         ``T_I``), ``V_i = Logm(x^-½ X_i x^-½)``: one ``eigh`` per record. The exact Hessian of ``F``
         at ``x`` is ``Σ w_i U_i (Φ_i ∘ U_iᵀXU_i) U_iᵀ``, ``Φ_jk = φ((l_j − l_k)/2)``, ``φ(t) = t coth t``
@@ -558,6 +590,7 @@ class SPDAffineInvariant(_SPD):
         # Y_j = [√w_i Σ_a Q_aj vech V_i^a]_i: one symmetric rank-m update (BLAS syrk) per j, over the
         # k(k+1)/2 distinct entries of the symmetric V^a (vech), expanded afterwards (weights are ≥ 0)
         upper, full = _vech_index(k)
+        G: Any
         G, sums, total = 0.0, np.zeros((1 + len(degrees), k, k)), 0.0
         band = _log_band(float(ball), k, float(tol))[0] if ball is not None else None
         rows = LOG_BAND_BLOCK if band is not None else max(64, NEWTON_BLOCK_BYTES // (8 * top * k * k))
@@ -597,14 +630,14 @@ class SPDAffineInvariant(_SPD):
             H += scale * (np.kron(even, eye) + np.kron(eye, even))
         return sym(sums[0]), sym(H)
 
-    def newton_step(self, x, g, H):
+    def newton_step(self, x: Array, g: Array, H: Any) -> Array:
         """The tangent vector ``s`` at ``x`` with ``Ĥ[x^-½ s x^-½] = g`` (both in the frame of ``x``)."""
         s_half, _ = sqrtm_spd(np.asarray(x, float))
         S = sym(np.linalg.solve(H, np.asarray(g, float).reshape(-1)).reshape(self.k, self.k))
         return sym(s_half @ S @ s_half)
 
     @blas_limited
-    def clip_to_ball(self, x, center, radius):
+    def clip_to_ball(self, x: ArrayLike, center: ArrayLike, radius: float) -> Array:
         """As ``Manifold.clip_to_ball``, from one ``eigh`` per record of ``c^-½ x c^-½``: its
         eigenvalues ``w`` give ``ρ(c, x) = ‖log w‖``; the records outside the ball become
         ``c^½ U diag(w^(r/ρ)) Uᵀ c^½`` (``exp_c`` of the scaled ``log_c``), built for every record so
@@ -615,7 +648,8 @@ class SPDAffineInvariant(_SPD):
         return self._clip_in_frame(x, center, radius)[0]
 
     @blas_limited
-    def clip_and_log_sum(self, x, center, radius, weights):
+    def clip_and_log_sum(self, x: ArrayLike, center: ArrayLike, radius: float,
+                         weights: ArrayLike) -> tuple[Array, BoolArray, Array]:
         """As ``Manifold.clip_and_log_sum``, from the one ``eigh`` per record of ``clip_to_ball``:
         ``Σ w_i log_c(x̃_i) = c^½ (Σ w_i U_i diag(min(1, r/ρ_i) log w_i) U_iᵀ) c^½``."""
         x, center = np.asarray(x, float), np.asarray(center, float)
@@ -659,22 +693,22 @@ class SPDAffineInvariant(_SPD):
         total = None if weight is None else sym(s @ eig_weighted_sum(u, log_w * (weight * scale)[:, None]) @ s)
         return out, outside, total, scale
 
-    def inner(self, p, u, v):
+    def inner(self, p: ArrayLike, u: ArrayLike, v: ArrayLike) -> FloatArray:
         p = np.asarray(p, float)
-        a = np.linalg.solve(p, u)
-        b = np.linalg.solve(p, v)
+        a = np.linalg.solve(p, u)  # type: ignore[arg-type]  # u, v: any array-like of floats
+        b = np.linalg.solve(p, v)  # type: ignore[arg-type]
         return np.einsum("...ij,...ji->...", a, b)
 
-    def to_tangent_coordinates(self, p, v):
+    def to_tangent_coordinates(self, p: ArrayLike, v: ArrayLike) -> FloatArray:
         """``vecd(p^-½ v p^-½)``: ``⟨u, v⟩_p = tr(p⁻¹u p⁻¹v)`` is the Frobenius product there."""
         _, si = sqrtm_spd(np.asarray(p, float))
         return vecd(sym(si @ np.asarray(v, float) @ si))
 
-    def from_tangent_coordinates(self, p, c):
+    def from_tangent_coordinates(self, p: ArrayLike, c: ArrayLike) -> Array:
         s, _ = sqrtm_spd(np.asarray(p, float))
         return sym(s @ invvecd(c, self.k) @ s)
 
-    def random_unit_tangent(self, p, size=None, *, rng=None):
+    def random_unit_tangent(self, p: ArrayLike, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Array:
         s, _ = sqrtm_spd(np.asarray(p, float))
         w = self._random_sym_unit(self._out_shape(p, size), rng)
         return sym(s @ w @ s)
@@ -710,29 +744,29 @@ class SPDLogEuclidean(_SPD):
     curvature_bounds = (0.0, 0.0)
     radial_range = (0.0, np.inf)
 
-    def exp(self, p, v):
+    def exp(self, p: ArrayLike, v: ArrayLike) -> Array:
         return expm_sym(logm_spd(np.asarray(p, float)) + sym(np.asarray(v, float)))
 
-    def log(self, p, q):
+    def log(self, p: ArrayLike, q: ArrayLike) -> Array:
         return logm_spd(np.asarray(q, float)) - logm_spd(np.asarray(p, float))
 
-    def inner(self, p, u, v):
+    def inner(self, p: ArrayLike, u: ArrayLike, v: ArrayLike) -> FloatArray:
         return np.sum(np.asarray(u) * np.asarray(v), axis=(-2, -1))
 
-    def dist(self, p, q):
+    def dist(self, p: ArrayLike, q: ArrayLike) -> FloatArray:
         return np.linalg.norm(self.log(p, q), axis=(-2, -1))
 
-    def to_tangent_coordinates(self, p, v):
+    def to_tangent_coordinates(self, p: ArrayLike, v: ArrayLike) -> FloatArray:
         return vecd(np.broadcast_to(sym(np.asarray(v, float)), np.broadcast_shapes(np.shape(p), np.shape(v))))
 
-    def from_tangent_coordinates(self, p, c):
+    def from_tangent_coordinates(self, p: ArrayLike, c: ArrayLike) -> Array:
         c = np.asarray(c, float)
         return np.broadcast_to(invvecd(c, self.k), np.broadcast_shapes(np.shape(p), c.shape[:-1] + (self.k, self.k))).copy()
 
-    def random_unit_tangent(self, p, size=None, *, rng=None):
+    def random_unit_tangent(self, p: ArrayLike, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Array:
         return self._random_sym_unit(self._out_shape(p, size), rng)
 
-    def log_volume_ratio(self, rho):
+    def log_volume_ratio(self, rho: ArrayLike) -> FloatArray:
         return np.zeros_like(np.asarray(rho, dtype=float))
 
     @staticmethod
@@ -762,8 +796,8 @@ class SPDLogEuclidean(_SPD):
     # -- capability: Logm is an isometry onto R^dim -------------------------------------------
     flat_chart = True
 
-    def to_chart(self, x):
+    def to_chart(self, x: ArrayLike) -> FloatArray:
         return vecd(logm_spd(np.asarray(x, float)))
 
-    def from_chart(self, z):
+    def from_chart(self, z: ArrayLike) -> Array:
         return expm_sym(invvecd(z, self.k))

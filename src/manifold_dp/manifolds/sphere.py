@@ -1,11 +1,17 @@
 """The sphere ``S^d`` of radius ``R`` in ``R^(d+1)`` (directions, compositions)."""
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from .._typing import Array, BoolArray, FloatArray
 from . import angle_series, sphere_kernels
 from .base import POINT_ATOL, Manifold, NewtonConstants, sn_over
 from .euclidean import _check_dim
@@ -70,16 +76,16 @@ class Sphere(Manifold):
     radius: float = 1.0
 
     @classmethod
-    def from_width(cls, width, radius=1.0):
+    def from_width(cls, width: int, radius: float = 1.0) -> Sphere:
         if width < 2:
             raise ValueError(f"sphere records need at least 2 coordinates, got {width}")
         return cls(width - 1, radius=radius)
 
     @classmethod
-    def examples(cls):
+    def examples(cls) -> tuple[Manifold, ...]:
         return (cls(3), cls(2, radius=2.0))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_dim(self.dim, "dim", 1)
         if not RADII[0] <= self.radius <= RADII[1]:  # False for NaN
             raise ValueError(f"radius must be in [2^-500, 2^500] (R² and 1/R² must stay finite), got {self.radius!r}")
@@ -90,7 +96,7 @@ class Sphere(Manifold):
     radial_range = property(lambda self: (0.0, np.pi * self.radius))
 
     @property
-    def origin(self):
+    def origin(self) -> Array:
         """The north pole ``R·e_(d+1)``."""
         e = np.zeros(self.dim + 1)
         e[-1] = self.radius
@@ -107,14 +113,14 @@ class Sphere(Manifold):
         s = np.sqrt(np.einsum("...i,...i->...", w, w))[..., None]
         return np.arctan2(s, c), w, s
 
-    def dist(self, x, y):
+    def dist(self, x: ArrayLike, y: ArrayLike) -> FloatArray:
         x, y = np.asarray(x, float), np.asarray(y, float)
         if x.ndim == 1 and y.ndim == 2 and len(y) > ROW_BLOCK:  # one point against many: bounded temporaries
             return np.concatenate([self.dist(x, y[i:i + ROW_BLOCK]) for i in range(0, len(y), ROW_BLOCK)])
         theta, _, _ = self._polar(x, y)
         return self.radius * theta[..., 0]
 
-    def inner(self, x, u, v):
+    def inner(self, x: ArrayLike, u: ArrayLike, v: ArrayLike) -> FloatArray:
         return np.sum(np.asarray(u) * np.asarray(v), axis=-1)
 
     def _householder(self, x, v):
@@ -124,14 +130,14 @@ class Sphere(Manifold):
         u = u + np.where(u[..., :1] >= 0, 1.0, -1.0) * np.eye(self.dim + 1)[0]
         return v - 2.0 * u * (np.sum(u * v, axis=-1, keepdims=True) / np.sum(u * u, axis=-1, keepdims=True))
 
-    def to_tangent_coordinates(self, x, v):
+    def to_tangent_coordinates(self, x: ArrayLike, v: ArrayLike) -> FloatArray:
         return self._householder(x, np.asarray(v, float))[..., 1:]
 
-    def from_tangent_coordinates(self, x, c):
+    def from_tangent_coordinates(self, x: ArrayLike, c: ArrayLike) -> Array:
         c = np.asarray(c, float)
         return self._householder(x, np.concatenate([np.zeros(c.shape[:-1] + (1,)), c], axis=-1))
 
-    def exp(self, x, v):
+    def exp(self, x: ArrayLike, v: ArrayLike) -> Array:
         x, v = np.asarray(x, float), np.asarray(v, float)
         if x.ndim == 1 and v.ndim == 1:  # one point (single draws): Python floats, the same formulas
             t = math.sqrt(float(v @ v)) / self.radius
@@ -141,7 +147,7 @@ class Sphere(Manifold):
         out = np.cos(t) * x + sn_over(t) * v
         return self.radius * out / np.linalg.norm(out, axis=-1, keepdims=True)
 
-    def log(self, x, y):
+    def log(self, x: ArrayLike, y: ArrayLike) -> Array:
         x, y = np.asarray(x, float), np.asarray(y, float)
         theta, w, s = self._polar(x, y)
         # log = R θ w/‖w‖ = R (θ/sin θ) w, with θ/sin θ → 1 at θ = 0
@@ -152,7 +158,7 @@ class Sphere(Manifold):
             v = np.where(antipodal[..., None], self._fixed_direction(x) * (np.pi * self.radius), v)
         return v
 
-    def weighted_log_sum(self, x, X, weights):
+    def weighted_log_sum(self, x: Array, X: Array, weights: Array) -> Array:
         """``Σ w_i log_x(X_i) = Σ a_i R X_i/‖X_i‖ − (a·c) x`` with ``c_i = cos θ_i`` and
         ``a_i = w_i θ_i/sin θ_i``: two matrix–vector products and one ``arccos`` per record, no
         ``(n, d+1)`` temporary. ``θ/sin θ``
@@ -163,7 +169,7 @@ class Sphere(Manifold):
             return super().weighted_log_sum(x, X, weights)
         return self.karcher_terms(x, X, weights)[0]
 
-    def weighted_log_sums(self, points, X, weights):
+    def weighted_log_sums(self, points: ArrayLike, X: ArrayLike, weights: Array) -> Array:
         """``weighted_log_sum`` at a batch of points ``(P, d+1)``: ``R (WR) Y − (Σ_i WR_ij c_ij) p_j``
         with ``c = U Yᵀ`` (one matrix product per block of records), ``WR_ij = w_i θ_ij/sin θ_ij``
         — no ``(P, block, d+1)`` table of logs; ``P × block`` entries at a time."""
@@ -181,7 +187,7 @@ class Sphere(Manifold):
             out += R * (wr @ Y) - np.einsum("ij,ij->i", wr, c)[:, None] * P
         return out
 
-    def karcher_terms(self, x, X, weights, hessian=False):
+    def karcher_terms(self, x: Array, X: Array, weights: Array, hessian: bool = False) -> tuple[Array, float, Any]:
         """``weighted_log_sum`` and the farthest record, ``R·arccos(min c_i)``, from one pass."""
         x = np.asarray(x, float)
         if x.ndim != 1:
@@ -189,7 +195,7 @@ class Sphere(Manifold):
         X, weights = np.asarray(X, float), np.asarray(weights, float)
         if len(X) > ROW_BLOCK:  # bounded temporaries: a block of records at a time
             parts = [self.karcher_terms(x, X[i:i + ROW_BLOCK], weights[i:i + ROW_BLOCK]) for i in range(0, len(X), ROW_BLOCK)]
-            return sum(p[0] for p in parts), max(p[1] for p in parts), None
+            return cast(Array, sum(p[0] for p in parts)), max(p[1] for p in parts), None
         R = self.radius
         # records within the point check's tolerance of the sphere count by their direction, as in log
         scale = R / np.sqrt(np.einsum("ij,ij->i", X, X))
@@ -200,16 +206,16 @@ class Sphere(Manifold):
         far = R * float(np.max(theta)) if len(theta) else 0.0
         return X.T @ (a * scale) - float(a @ c) * x, far, None
 
-    def mean_start_stats(self, block, weights):
+    def mean_start_stats(self, block: ArrayLike, weights: Array) -> Any:
         """``Σ w_i x_i`` of a block: one matrix–vector product along the records."""
         return np.asarray(block).T @ np.asarray(weights, float)
 
-    def prepare_rows(self, rows, n, log_sum=True):
+    def prepare_rows(self, rows: int, n: int, log_sum: bool = True) -> int:
         """The compiled pass (``log_sum`` false) has no temporaries but three flags per record."""
         compiled = self.dim == 2 and not log_sum and n >= COMPILED_MIN_RECORDS and sphere_kernels.kernels() is not None
         return max(rows, COMPILED_PREPARE_ROWS) if compiled else rows
 
-    def centred_start_stats(self, block, center, weight):
+    def centred_start_stats(self, block: Array, center: ArrayLike, weight: float) -> Any:
         """``weight · Σ (x_i − center)`` of prepared records (contiguous columns ``(m, 3)``: one
         compiled loop, ``sphere_kernels``), else the generic differences."""
         compiled = sphere_kernels.kernels() if block.shape[1:] == (3,) and len(block) >= COMPILED_MIN_RECORDS \
@@ -222,7 +228,8 @@ class Sphere(Manifold):
 
     records_order = "F"  # prepared records column-major: the passes' products run along the records
 
-    def prepare_block(self, X, center, radius, weight, log_sum=True, keep=True, out=None):
+    def prepare_block(self, X: Array, center: Array, radius: float, weight: float, log_sum: bool = True,
+                      keep: bool = True, out: Array | None = None) -> tuple[Any, ...] | None:
         """One block of ``privacy.release.prepare_records`` in fused vector passes (the generic
         path's results to rounding): ``(records, finite, ok, moved, Σ weight·log_center x̃_i)``
         (the sum ``None`` when ``log_sum`` is false: no ``arctan2`` then).
@@ -250,7 +257,8 @@ class Sphere(Manifold):
                 finite = np.max(np.abs(X), axis=1, initial=0.0) <= DOUBLE_MAX
                 Xs = X * ((np.abs(X) >= R * TINY) * 2.0**-shift)  # overflow: an inf record, invalid as before
             unit = Sphere(self.dim, radius=math.ldexp(R, -shift))
-            out, _, ok, moved, total = unit.prepare_block(Xs, center * 2.0**-shift, radius * 2.0**-shift, weight, log_sum)
+            out, _, ok, moved, total = cast("tuple[Any, ...]",  # a block of the right shape: not None
+                                            unit.prepare_block(Xs, center * 2.0**-shift, radius * 2.0**-shift, weight, log_sum))
             return out * 2.0**shift, finite, ok, moved, None if total is None else total * 2.0**shift
         # a public centre's coordinates below R·2⁻³⁰⁰ are 0 too (a move below 1e−90·R): clipped and invalid records
         # take the centre's coordinates, and their tiny products in later passes would be subnormal (timing)
@@ -261,7 +269,7 @@ class Sphere(Manifold):
         # the fixed direction of log at the antipode (_fixed_direction, for one point)
         cl = center.tolist()
         j = min(range(k), key=lambda i: abs(cl[i]))
-        fixed = [-(cl[j] * ci) / R**2 for ci in cl]
+        fixed: Any = [-(cl[j] * ci) / R**2 for ci in cl]
         fixed[j] += 1.0
         fixed = np.array(fixed) / math.sqrt(math.fsum(f * f for f in fixed))
         compiled = sphere_kernels.kernels() if k == 3 and not log_sum and n >= COMPILED_MIN_RECORDS else None
@@ -320,7 +328,7 @@ class Sphere(Manifold):
         return Y.T, finite, ok, moved, total
 
     # -- Newton steps of the certified mean (docs/theory.md §2, "Newton steps with a public count") --
-    def newton_constants(self, radius, n):
+    def newton_constants(self, radius: float, n: int) -> NewtonConstants | None:
         """Public constants of the certified mean's Newton steps on ``B_r(c)`` (docs/theory.md §2).
 
         ``L`` bounds the Lipschitz constant of ``Hess F`` (``F = (1/2n) Σ ρ²(·, x_i)``, records in
@@ -363,7 +371,8 @@ class Sphere(Manifold):
             tangent=float(1.0 - half / np.tan(half)) if half > 1e-8 else 0.0,
             cost=1.0 + gram, cheaper=tuple(cheaper))
 
-    def newton_terms(self, x, X, weights, ball=None, order=None):
+    def newton_terms(self, x: Array, X: Array, weights: Any, ball: Any = None,
+                     order: int | None = None) -> tuple[Any, ...]:
         """``(Σ w_i log_x X_i, A)`` from one pass, where ``Hess F(x) = P A P`` on ``T_x`` (``P`` the
         projection onto ``T_x``): ``A = (Σ w_i a_i) I + Σ w_i β_i y_i y_iᵀ``, ``y_i = X_i/‖X_i‖``,
         ``a = θ cot θ`` and ``β = (1 − θ cot θ)/sin²θ`` (the Hessian of ``½ρ²`` is 1 along the
@@ -396,8 +405,9 @@ class Sphere(Manifold):
         compiled = sphere_kernels.kernels() if series and equal and k == 3 and unscaled and len(X) >= COMPILED_MIN_RECORDS \
             else None
         if compiled is not None:  # the same sums, one compiled loop (sphere_kernels); Σ f (y − Ru) = R Σ f (y/R − u)
-            acc, (a, b) = np.zeros(11), angle_series.coefficients(order)
-            compiled.newton(order)(*(np.ascontiguousarray(X[:, j]) for j in range(3)), u * (-0.5 / R), R * u, a, b, acc)
+            acc, (a, b) = np.zeros(11), angle_series.coefficients(cast(int, order))  # series: an int order
+            compiled.newton(cast(int, order))(*(np.ascontiguousarray(X[:, j]) for j in range(3)), u * (-0.5 / R), R * u, a, b,
+                                              acc)
             acc *= w
             g = acc[:3] / R
             A = np.array([[acc[3], acc[4], acc[5]], [acc[4], acc[6], acc[7]], [acc[5], acc[7], acc[8]]]) / (R * R)
@@ -410,7 +420,7 @@ class Sphere(Manifold):
         block = min(len(X), rows)
         scratch = np.empty((k, block))
         if series:
-            powers, f_out, b_out = np.empty((max(order, 1), block)), np.empty(block), np.empty(block)
+            powers, f_out, b_out = np.empty((max(cast(int, order), 1), block)), np.empty(block), np.empty(block)
             half_u = u * (-0.5 / R)
         for i in range(0, len(X), rows):
             Yt = X[i:i + rows].T  # coordinates × records: rows contiguous for prepared (column-major) records
@@ -419,7 +429,7 @@ class Sphere(Manifold):
             if series:  # z = (1 − cos θ)/2 = ⟨−u/2R, y⟩ + ½
                 z = half_u @ Yt
                 z += 0.5
-                ratio, beta = angle_series.evaluate(z, order, powers, f_out, b_out)
+                ratio, beta = angle_series.evaluate(z, cast(int, order), powers, f_out, b_out)
             else:
                 c = u @ Yt
                 if not (unit and R == 1.0):
@@ -448,19 +458,19 @@ class Sphere(Manifold):
         total = sum_f - 2.0 * sum_fz  # Σ w_i a_i = Σ w_i (θ_i/sin θ_i) cos θ_i
         return R * g + (2.0 * sum_fz) * x, A + total * np.eye(k)
 
-    def newton_step(self, x, g, A):
+    def newton_step(self, x: Array, g: Array, A: Any) -> Array:
         """The tangent vector ``s`` with ``Hess F(x)[s] = g`` (``g = Σ w_i log_x X_i = −∇F``)."""
         u = np.asarray(x, float) / self.radius
         P = np.eye(len(u)) - np.outer(u, u)
         return np.linalg.solve(P @ A @ P + np.outer(u, u), g - (g @ u) * u)
 
-    def enclosing_lift(self, x, X):
+    def enclosing_lift(self, x: ArrayLike, X: ArrayLike) -> tuple[FloatArray, float, bool, Callable[[FloatArray], Array]] | None:
         """The records themselves, scaled to unit vectors: ``ρ = R·∠``, exactly."""
         R = self.radius
         Y = np.asarray(X, float) if R == 1.0 else np.asarray(X, float) / R
         return Y, R, True, (lambda c: R * np.asarray(c, float) / np.linalg.norm(c))
 
-    def float_error(self, center, radius):
+    def float_error(self, center: Array, radius: float) -> float:
         """Distances and clipping err by a few ulps of the coordinates, whose size is ``R``."""
         return 16 * np.finfo(float).eps * (self.radius + radius)
 
@@ -472,11 +482,12 @@ class Sphere(Manifold):
         t = e - np.sum(e * x, axis=-1, keepdims=True) * x / self.radius**2
         return t / np.linalg.norm(t, axis=-1, keepdims=True)
 
-    def _checks(self, x, atol):
+    def _checks(self, x: Array, atol: float) -> Iterable[tuple[BoolArray, str]]:
         nrm = np.linalg.norm(x, axis=-1)
-        return [(np.abs(nrm - self.radius) <= atol * self.radius, f"norm differs from the radius {self.radius} by more than {atol:g} (relative)")]
+        return [(np.abs(nrm - self.radius) <= atol * self.radius,
+                 f"norm differs from the radius {self.radius} by more than {atol:g} (relative)")]
 
-    def _validate_one(self, x):
+    def _validate_one(self, x: Array) -> Array | None:
         # the checks of ``_checks`` with floats; anything else (NaN, inf, overflow, off-norm) goes
         # to the general path, which refuses it with its reason
         if x.size > SINGLE_FLOAT_MAX_SIZE:
@@ -486,12 +497,12 @@ class Sphere(Manifold):
             return None
         return x * (self.radius / nrm)
 
-    def single_polar_frame(self, x):
+    def single_polar_frame(self, x: Array) -> list[Any] | None:
         """One validated point as a list of floats, for ``polar_point`` (``None`` above
         ``SINGLE_FLOAT_MAX_SIZE`` coordinates)."""
         return x.tolist() if x.size <= SINGLE_FLOAT_MAX_SIZE else None
 
-    def polar_point(self, p, rho, rng):
+    def polar_point(self, p: Any, rho: float, rng: np.random.Generator) -> Array:
         """``exp_p(ρ u)``, ``u`` a uniform unit tangent at ``p``, with Python floats (single draws):
         ``u`` is a standard normal vector of ``R^(d+1)`` projected onto ``T_p`` and normalised."""
         R = self.radius
@@ -507,17 +518,17 @@ class Sphere(Manifold):
         scale = R / math.hypot(*out)
         return np.array([o * scale for o in out])
 
-    def project(self, x):
+    def project(self, x: ArrayLike) -> Array:
         x = np.asarray(x, float)
         return self.radius * x / np.linalg.norm(x, axis=-1, keepdims=True)
 
-    def random_unit_tangent(self, x, size=None, *, rng=None):
+    def random_unit_tangent(self, x: ArrayLike, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Array:
         x = np.asarray(x, float)
         g = as_generator(rng).standard_normal(self._out_shape(x, size) + (self.dim + 1,))
         g = g - np.sum(g * x, axis=-1, keepdims=True) * x / self.radius**2
         return g / np.linalg.norm(g, axis=-1, keepdims=True)
 
-    def log_volume_ratio(self, rho):
+    def log_volume_ratio(self, rho: ArrayLike) -> FloatArray:
         """``log(J(ρ)/ρ^(d−1)) = (d−1) log(sin(ρ/R)/(ρ/R))`` on ``[0, πR]`` (≤ 0)."""
         s = sn_over(np.asarray(rho, float) / self.radius)
         with np.errstate(divide="ignore"):
@@ -526,22 +537,23 @@ class Sphere(Manifold):
     # -- capabilities: the ambient embedding in R^(d+1) --------------------------------------
     ambient_dim = property(lambda self: self.dim + 1)
 
-    def to_ambient(self, x):
+    def to_ambient(self, x: ArrayLike) -> FloatArray:
         return np.asarray(x, float)
 
-    def from_ambient(self, z, floor=None):
+    def from_ambient(self, z: ArrayLike, floor: float | None = None) -> Array:
         """Normalise back onto the sphere; ``0`` (measure zero) goes to the origin."""
         z = np.asarray(z, float)
         nrm = np.linalg.norm(z, axis=-1, keepdims=True)
         return np.where(nrm > 0, self.radius * z / np.where(nrm > 0, nrm, 1.0), self.origin)
 
-    def ambient_radius(self, center, radius):
+    def ambient_radius(self, center: ArrayLike, radius: float) -> float:
         """The chord ``2R sin(r/2R)``: ``B_r(center)`` lies in the Euclidean ball of that radius."""
         return float(2.0 * self.radius * np.sin(radius / (2.0 * self.radius)))
 
-    def uniform(self, size=None, *, rng=None):
+    def uniform(self, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> FloatArray:
         """Points uniform on the whole sphere (for tests)."""
-        g = as_generator(rng).standard_normal(((size,) if np.isscalar(size) else tuple(size or ())) + (self.dim + 1,))
+        g = as_generator(rng).standard_normal(cast("tuple[int, ...]", (size,) if np.isscalar(size) else tuple(size or ()))  # type: ignore[arg-type]
+                                              + (self.dim + 1,))
         return self.project(g)
 
 

@@ -34,8 +34,11 @@ import it. Disabled by ``MANIFOLD_DP_JIT=0`` (read once, at the first call); nev
 from numba's cache): a cost that depends on the process and the public schedule, not the data.
 """
 
+from __future__ import annotations
+
 import math
 import os
+from typing import Any
 
 import numpy as np
 
@@ -49,12 +52,13 @@ _loaded = None
 class Kernels:
     """The compiled passes: ``prepare``, ``centred_sum`` and ``newton(degree)``."""
 
-    def __init__(self, njit):
+    def __init__(self, njit: Any) -> None:
+        self._newton: dict[int, Any]
         self._njit, self._newton = njit, {}
         self.prepare = njit(cache=True, nogil=True, error_model="numpy")(_prepare)
         self.centred_sum = njit(cache=True, nogil=True, error_model="numpy", fastmath=FAST)(_centred_sum)
 
-    def newton(self, degree):
+    def newton(self, degree: int) -> Any:
         """The Newton pass for series of degree ``degree``, compiled on first use (the degree is a
         constant of the loop, so that it unrolls; numba's cache keys a closure by its values)."""
         if degree not in self._newton:
@@ -62,7 +66,7 @@ class Kernels:
         return self._newton[degree]
 
 
-def kernels():
+def kernels() -> Kernels | None:
     """The compiled passes (``Kernels``), or ``None``: numba missing, ``MANIFOLD_DP_JIT=0``, or numba's
     ``NUMBA_DISABLE_JIT`` set."""
     global _loaded
