@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = "src/manifold_dp/"
 TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/test_contract_mechanisms.py", "tests/test_contract_manifolds.py", "tests/test_structure.py", "tests/test_accounting.py", "tests/test_samplers.py",
-         "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_privacy_regressions.py",
+         "tests/test_radial_any_dimension.py", "tests/test_privacy.py", "tests/test_release_outcome_classes.py",
+         "tests/test_record_preparation.py", "tests/test_input_validation.py", "tests/test_float_edge_cases.py",
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py"]

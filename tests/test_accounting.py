@@ -1,5 +1,6 @@
 """The privacy accountant: dp_accounting events, the REPLACE_ONE conventions, composition bounds,
-atomic check-and-spend under threads, validation, immutable snapshots."""
+atomic check-and-spend under threads (also through ``private_frechet_mean``), a release charged
+even when it fails after the budget check, validation, immutable snapshots."""
 
 import math
 import subprocess
@@ -11,7 +12,8 @@ import pytest
 from scipy.optimize import brentq
 from scipy.special import comb
 
-from manifold_dp.privacy import BudgetExceededError, PrivacyAccountant, gaussian_dp_event, pure_dp_event
+from manifold_dp import Sphere, private_frechet_mean
+from manifold_dp.privacy import BudgetExceededError, PrivacyAccountant, gaussian_dp_event, pure_dp_event, release
 from manifold_dp.privacy.accounting import PLD_DISCRETIZATION, _Composition, _pure_epsilon, check_accountant
 from manifold_dp.privacy.calibration import gaussian_delta
 
@@ -334,6 +336,7 @@ def test_a_fixed_seed_with_an_accountant_is_warned():
 
 def test_slack_events_spend_delta_and_are_validated():
     from dp_accounting import dp_event
+
     from manifold_dp.privacy.accounting import slack_dp_event
 
     acc = PrivacyAccountant(epsilon=1.0, delta=1e-6)
@@ -375,3 +378,41 @@ def test_an_accountant_cannot_be_copied_into_another_budget():
         pickle.dumps(acc)
     with pytest.raises(TypeError, match="own budget"):
         copy.deepcopy(acc)
+
+
+def test_a_release_that_fails_after_the_budget_check_is_still_charged(monkeypatch):
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.2, size=10, rng=0)
+    acct = PrivacyAccountant(epsilon=1.0)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated failure after the budget check")
+
+    monkeypatch.setattr(release, "certified_frechet_mean", broken)
+    with pytest.raises(RuntimeError, match="simulated"):
+        private_frechet_mean(X, S, center=S.origin, radius=0.3, epsilon=0.4, accountant=acct)
+    assert acct.spent()[0] == pytest.approx(0.4)
+
+
+def test_concurrent_releases_never_overspend():
+    import threading
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.2, size=10, rng=0)
+    acct = PrivacyAccountant(epsilon=1.0)
+    done, barrier = [], threading.Barrier(8)
+
+    def worker():
+        barrier.wait()
+        for _ in range(20):
+            try:
+                private_frechet_mean(X, S, center=S.origin, radius=0.3, epsilon=0.01, accountant=acct, rng=0)
+                done.append(1)
+            except ValueError:
+                pass
+
+    pool = [threading.Thread(target=worker) for _ in range(8)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert len(done) <= 100 and acct.spent()[0] <= 1.0 + 1e-12

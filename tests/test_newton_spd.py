@@ -505,3 +505,10 @@ def test_band_only_for_records_prepared_for_this_ball():
     assert not records.in_ball(np.eye(4), 0.5)
     assert not records.in_ball(2.0 * np.eye(4), 1.0)
     assert not (records * 1.0).in_ball(np.eye(4), 1.0)
+
+
+def test_spd_newton_terms_refuse_an_order_they_do_not_keep():
+    m = SPDAffineInvariant(3)
+    for order in (1, 3, 8):
+        with pytest.raises(ValueError, match="order 2, 4 or 6"):
+            m.newton_terms(np.eye(3), np.eye(3)[None], 1.0, order=order)
