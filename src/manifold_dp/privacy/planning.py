@@ -52,8 +52,8 @@ MECHANISMS = (("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECH
 GAUSSIAN_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # need δ
 # The Riemannian Gaussian's σ on a curved space comes from a privacy profile by quadrature (seconds on a first
 # call). mechanism="auto" calibrates it only when half the flat-space analytic Gaussian σ at the same Δ could win:
-# measured, the profile's σ is 0.9-1.0 of the flat one on the sphere and Kendall shapes (positive curvature
-# lowers it, most near r*: 0.91 on Kendall(8) at r = 0.9 r*) and above it on negatively curved spaces. A screen, not a theorem: were it wrong, "auto"
+# measured, the profile's σ is 0.9-1.1 times the flat one on the sphere and Kendall shapes (0.91 on Kendall(8) at
+# r = 0.9 r*, 1.08 on S² at r = 0.7 with n = 86) and above it on negatively curved spaces. A screen, not a theorem: were it wrong, "auto"
 # would pick a mechanism with a larger expected error, never a less private one.
 RIEMANNIAN_GAUSSIAN_SCREEN = 0.5
 MAX_N = 10**12
@@ -432,4 +432,11 @@ def format_plan(rows: Sequence[PlanRow], manifold: Manifold, *, n: int, epsilon:
     for r in rows:
         lines.append(f"| {r.radius:g} | {r.mechanism} | {num(r.expected_error)} | {num(r.scale)} | {r.target_error:.3g} | "
                      f"{'-' if r.n_needed is None else f'{r.n_needed:,}'} | {num(r.epsilon_needed)} | {r.note} |")
+    lines.append("")
+    for radius in dict.fromkeys(r.radius for r in rows):
+        ok = [r for r in rows if r.radius == radius and r.expected_error is not None and r.mechanism in MECHANISMS]
+        best = min(ok, key=lambda r: (r.expected_error, MECHANISMS.index(r.mechanism)), default=None)
+        lines.append(f"radius {radius:g}: " + ("no mechanism passes" if best is None else
+                     f"smallest expected error {best.expected_error:.3g} with {best.mechanism} (what --mechanism auto "
+                     "compares; a restricted law is checked for samplability when it wins)"))
     return "\n".join(lines)
