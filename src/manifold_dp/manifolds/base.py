@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -331,7 +331,7 @@ class Manifold:
         with two matrix–vector products, affine-invariant SPD in the frame of ``x``)."""
         return np.tensordot(np.asarray(weights, float), self.log(x, np.asarray(X)), axes=(0, 0))
 
-    records_order: str = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
+    records_order: Literal["C", "F"] = "C"  # memory order of prepared records (``privacy.release.prepare_records``)
 
     def prepare_rows(self, rows: int, n: int, log_sum: bool = True) -> int:
         """Records per block of ``privacy.release.prepare_records`` of ``n`` records (``rows`` its

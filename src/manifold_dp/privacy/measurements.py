@@ -204,7 +204,7 @@ def kng(manifold: Manifold, sensitivity: float, epsilon: float, *, center: Array
                        "gradient_field", law, acceptance_public=False, restricted=True)
 
 
-def tangent_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, delta: float, *,
+def tangent_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, delta: float | None, *,
                      calibration: str = "analytic") -> Measurement:
     """The tangent Gaussian mechanism (Utpala, Vepakomma, Miolane 2023, Thm 4): Gaussian noise in
     a flat chart (``manifold.flat_chart``: log-Euclidean SPD, Euclidean), ``(ε, δ)``-DP with the
@@ -249,7 +249,7 @@ def ambient(manifold: Manifold, mechanism: str, sensitivity: float, epsilon: flo
                        "ambient_mean", law)
 
 
-def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> Measurement:
+def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, delta: float | None) -> Measurement:
     """The Riemannian Gaussian mechanism (Jiang et al. 2023, NeurIPS): density
     ``∝ exp(−ρ²(η, x)/(2σ²))`` around a footpoint of sensitivity ``Δ``, ``(ε, δ)``-DP and μ-GDP.
 

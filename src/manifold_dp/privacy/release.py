@@ -36,8 +36,9 @@ import math
 import warnings
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 import numpy as np
 from scipy.special import gammainccinv
@@ -56,12 +57,18 @@ from . import radius_selection as _selection
 from numpy.typing import ArrayLike
 
 from .._random import RngLike
+from .._typing import Array, BoolArray, FloatArray
 from ..manifolds.base import Manifold
 from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
 from .mechanisms import is_hadamard
 from .certificate import Certificate, MechanismCandidate, MechanismSelection, RadiusSelection
 from .radius_selection import AutoRadius
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from .accounting import DpEvent
 
 __all__ = ["ReleaseWarning", "RecordsWarning", "InvalidRecordsError", "PrivateRelease", "validate_center",
            "record_count", "check_public", "Calibration", "mean_accuracy", "calibrate", "check_reach",
@@ -99,10 +106,14 @@ class InvalidRecordsError(ValueError):
     raised depends on the data: it is for the data holder's own checks (docs/security.md)."""
 
 
-def _warn(message, category, emit=True):
+Public: TypeAlias = dict[str, Any]  # the normalised public parameters of ``check_public``
+
+
+def _warn(message: str, category: type[Warning], emit: bool = True) -> None:
     """``warnings.warn`` pointing at the first caller outside manifold_dp; ``emit=False`` does all
     the work but the final call (``warn_records``: the same work whether or not there is a warning)."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame: FrameType | None
     frame, level = sys._getframe(0), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
@@ -145,7 +156,7 @@ class PrivateRelease:
     ['certificate', 'value']
     """
 
-    value: object
+    value: Any
     certificate: Certificate = field(repr=False)
 
     point = property(lambda self: self.value, doc="The released point (a private mean).")
@@ -156,24 +167,24 @@ class PrivateRelease:
     scale = property(lambda self: self.certificate.scale)
     radius = property(lambda self: self.certificate.radius, doc="The public (or privately chosen) ball radius.")
 
-    def to_dict(self, value=None):
+    def to_dict(self, value: Any = None) -> dict[str, Any]:
         """``{"value": …, "certificate": …}``; ``value`` overrides the layout of the value (the
         CLI passes Kendall landmarks). Complex values become ``{"real", "imag"}``."""
         v = np.asarray(self.value if value is None else value)
         out = {"real": v.real.tolist(), "imag": v.imag.tolist()} if np.iscomplexobj(v) else v.tolist()
         return {"value": out, "certificate": self.certificate.to_dict()}
 
-    def to_json(self, value=None, **kwargs):
+    def to_json(self, value: Any = None, **kwargs: Any) -> str:
         """``to_dict`` as JSON (the CLI's output; the certificate part follows ``CERTIFICATE_SCHEMA``)."""
         return json.dumps(self.to_dict(value), **kwargs)
 
-    def summary(self):
+    def summary(self) -> str:
         return self.certificate.summary()
 
 
 # --- stage 1: public parameters and the records' container --------------------------------
 
-def validate_center(manifold, center):
+def validate_center(manifold: Manifold, center: Any) -> Array:
     """The public centre as one point of ``manifold`` (no batch axes), or a ``ValueError``/``TypeError``
     naming ``center``. Layouts in ``manifold.user_point_shapes`` (Kendall: real landmarks) too."""
     if isinstance(center, (str, bytes)) or isinstance(center, np.ma.MaskedArray):
@@ -193,7 +204,7 @@ def validate_center(manifold, center):
     return manifold.validate_point(c, "center")
 
 
-def record_count(manifold, X):
+def record_count(manifold: Manifold, X: Any) -> int:
     """``n`` (public) after checking the container: a numeric array ``(n, *point_shape)`` (or a
     layout of ``manifold.user_point_shapes``), ``n ≥ 1``. Masked arrays, strings, dates and
     objects are refused rather than guessed at."""
@@ -220,8 +231,8 @@ def record_count(manifold, X):
     return int(shape[0])
 
 
-def check_public(X, manifold, *, center, radius, epsilon, delta, mechanism, bound, calibration, restrict, accountant,
-                 strict=False):
+def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: Any, delta: Any, mechanism: str,
+                 bound: str, calibration: str, restrict: bool, accountant: Any, strict: bool = False) -> Public:
     """Stage 1: every public parameter checked, in a fixed order; returns them normalised.
     ``radius`` may be ``"auto"`` or an ``AutoRadius`` (then ``radius`` is ``None`` and ``auto``
     holds the selection's parameters)."""
@@ -299,12 +310,13 @@ class Calibration:
     restricted = property(lambda self: self.measurement.restricted)
 
 
-def mean_accuracy(manifold, center, radius, base_sensitivity):
+def mean_accuracy(manifold: Manifold, center: Array, radius: float, base_sensitivity: float) -> float:
     """How close the certified mean is guaranteed to be to the exact minimiser (public)."""
     return max(OPTIMISATION_SLACK * base_sensitivity, FLOAT_FLOOR * radius) + manifold.float_error(center, radius)
 
 
-def calibrate(manifold, mechanism, *, n, center, radius, epsilon, delta, bound, calibration, restrict):
+def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radius: float, epsilon: float,
+              delta: float | None, bound: str, calibration: str, restrict: bool) -> Calibration:
     """Stage 2 of the Fréchet mean: its sensitivity, then the measurement.
 
     The sensitivity includes the public optimisation slack ``2·accuracy`` and the float error of
@@ -348,7 +360,8 @@ def mean_sensitivity(manifold, kind, *, n, center, radius, bound):
     return float(base if kind == "kng" and not flat else base + 2.0 * accuracy), accuracy
 
 
-def _laplace(manifold, sens, epsilon, center, radius, restrict):
+def _laplace(manifold: Manifold, sens: float, epsilon: float, center: Array, radius: float,
+             restrict: bool) -> measurements.Measurement:
     """The unrestricted Laplace where it is integrable and its draws fit float64, else restricted."""
     note = ""
     if not restrict:
@@ -367,7 +380,8 @@ def _laplace(manifold, sens, epsilon, center, radius, restrict):
     return dataclasses.replace(meas, scale_rule=meas.scale_rule + note)
 
 
-def _unrestricted_advice(manifold, sens, epsilon, center, radius, restrict, note):
+def _unrestricted_advice(manifold: Manifold, sens: float, epsilon: float, center: Array, radius: float, restrict: bool,
+                         note: str) -> str:
     """What a refusal of the restricted Laplace says about the unrestricted law (public values)."""
     if not restrict:
         return f" (the restricted law was used because{note.removeprefix(';')})"
@@ -379,7 +393,7 @@ def _unrestricted_advice(manifold, sens, epsilon, center, radius, restrict, note
         manifold, center, radius, meas.scale, False) else ""
 
 
-def _optimisation_note(manifold, radius, accuracy, n):
+def _optimisation_note(manifold: Manifold, radius: float, accuracy: float, n: int) -> str:
     if manifold.flat_chart:
         return "closed-form mean; float error included in the sensitivity"
     plan = certified_schedule(manifold, radius, accuracy, n)
@@ -390,7 +404,7 @@ def _optimisation_note(manifold, radius, accuracy, n):
     return plan.describe(accuracy)
 
 
-def _bound_name(manifold, bound, kind):
+def _bound_name(manifold: Manifold, bound: str, kind: str) -> str:
     if manifold.curvature_bounds[1] <= 0:
         return "2r/n (non-positive curvature: h = L = 1)" if kind == "laplace" else "2r/n (KNG, non-positive curvature)"
     if bound == "tight":
@@ -398,7 +412,8 @@ def _bound_name(manifold, bound, kind):
     return "paper: L = 2 − h (Karcher; 2021 Thm 2 / 2022 Thm 2)"
 
 
-def check_reach(manifold, center, radius, sigma, restricted, gaussian=False, tail=1.0):
+def check_reach(manifold: Manifold, center: Array, radius: float, sigma: float, restricted: bool, gaussian: bool = False,
+                tail: float = 1.0) -> None:
     """Refuse, from public parameters only, a release that float64 cannot carry: a ball beyond
     ``manifold.max_reach`` from the origin (hyperbolic), or a noise scale whose draw would
     overflow ``exp`` (eigenvalues ``e^λ`` on SPD, ``cosh ρ`` on hyperbolic space) with
@@ -412,7 +427,7 @@ def check_reach(manifold, center, radius, sigma, restricted, gaussian=False, tai
                          "increase epsilon or n, or shrink radius")
 
 
-def check_ball(manifold, center, radius):
+def check_ball(manifold: Manifold, center: Array, radius: float) -> None:
     """Refuse a public ball beyond ``manifold.max_reach`` from the origin (hyperbolic): farther out
     float64 coordinates lose the precision the sensitivity bounds need; and an SPD ball whose
     matrices reach a condition number or a scale where the membership check of one matrix could take
@@ -421,7 +436,7 @@ def check_ball(manifold, center, radius):
     problem = manifold.ball_problem(center, radius)
     if problem is not None:
         raise ValueError(problem)
-    offset = manifold.exp_coordinate_offset(center)
+    offset = cast(float, manifold.exp_coordinate_offset(center))  # a number wherever max_reach is finite
     if np.isfinite(manifold.max_reach) and offset + radius > manifold.max_reach:
         raise ValueError(
             f"on {manifold!r} the ball must lie within distance {manifold.max_reach:g} of the origin "
@@ -429,7 +444,8 @@ def check_ball(manifold, center, radius):
             "the sensitivity bound needs; move the data and centre towards the origin by an isometry first")
 
 
-def _fits_float64(manifold, center, radius, sigma, restricted, gaussian=False):
+def _fits_float64(manifold: Manifold, center: Array, radius: float, sigma: float, restricted: bool,
+                  gaussian: bool = False) -> bool:
     """Whether a draw at scale ``sigma`` keeps ``exp``-grown coordinates inside float64 except
     with probability 1e-12. Public values only. Gaussian-tailed laws (``gaussian``): the radius is
     below ``cσ² + σ(√d + √(2 ln 10¹²))`` (``c`` the volume growth rate: completing the square in
@@ -449,7 +465,7 @@ def _fits_float64(manifold, center, radius, sigma, restricted, gaussian=False):
     return base + radius + reach <= LOG_FLOAT_MAX
 
 
-def expected_noise_distance(manifold, measurement):
+def expected_noise_distance(manifold: Manifold, measurement: measurements.Measurement) -> float:
     """About how far the noise moves the statistic, from public values only (the
     measurement's mechanism and scale, the manifold's dimension ``d`` or ambient dimension
     ``D``): the rule behind the "mostly noise" warning.
@@ -466,12 +482,13 @@ def expected_noise_distance(manifold, measurement):
         return manifold.dim * sigma
     if mechanism in ("tangent_gaussian", "riemannian_gaussian", "wrapped_gaussian"):
         return sigma * math.sqrt(manifold.dim)
-    D = manifold.ambient_dim
+    D = cast(int, manifold.ambient_dim)  # the ambient mechanisms need an embedding
     return {"ambient_laplace": D * sigma, "coordinate_laplace": sigma * math.sqrt(2 * D),
             "ambient_gaussian": sigma * math.sqrt(D)}[mechanism]
 
 
-def warn_if_mostly_noise(manifold, statistic, measurement, radius, n):
+def warn_if_mostly_noise(manifold: Manifold, statistic: str, measurement: measurements.Measurement, radius: float,
+                         n: int) -> None:
     """``ReleaseWarning`` (public) when the noise swamps what the ball lets the data say: for a
     mean, ``expected_noise_distance`` above the radius; for the variance (which lies in
     ``[0, r²]``), a Laplace scale above ``r²``. The scale falls like ``1/(n·ε)``, so the message
@@ -512,7 +529,7 @@ def warn_if_near_limit(manifold, radius, mechanism, bound):
 
 # --- stage 3: the accountant ------------------------------------------------------------------
 
-def _warn_if_seeded_and_composed(rng, accountant):
+def _warn_if_seeded_and_composed(rng: RngLike, accountant: PrivacyAccountant | None) -> None:
     """A fixed seed (an int or ``SeedSequence``) with an accountant: releases that share a seed draw
     the same noise, so differences of releases on overlapping data are noise-free while the
     accountant composes them as independent (an adversarial review reconstructed records that
@@ -524,7 +541,7 @@ def _warn_if_seeded_and_composed(rng, accountant):
               "use rng=None (OS entropy) for releases anyone else will see", ReleaseWarning)
 
 
-def charge(accountant, measurement):
+def charge(accountant: PrivacyAccountant | None, measurement: measurements.Measurement) -> None:
     """Charge ``measurement``'s event before the data are read: what fails later still counts.
     An uncertified measurement (a paper calibration, ``measurements.paper_variant``) is refused
     here whether or not there is an accountant: no release may come out of it."""
@@ -547,11 +564,11 @@ class RecordCounts(NamedTuple):
     clipped: int
 
     @property
-    def replaced(self):
+    def replaced(self) -> int:
         return self.non_finite + self.off_manifold
 
 
-def _validity(manifold, X):
+def _validity(manifold: Manifold, X: ArrayLike) -> tuple[Array, BoolArray, BoolArray]:
     """``(points, finite, ok)``: the records in the manifold's layout, which were finite as given,
     and which are finite points of the manifold (``manifold.belongs``)."""
     X = np.asarray(X)
@@ -563,7 +580,7 @@ def _validity(manifold, X):
     return points, finite, ok
 
 
-def _sanitised(manifold, points, ok, center):
+def _sanitised(manifold: Manifold, points: Array, ok: BoolArray, center: Array) -> Array:
     """Invalid records replaced by ``center``, the others projected onto the manifold."""
     keep = manifold._expand(ok)
     with np.errstate(all="ignore"):
@@ -574,7 +591,8 @@ PREPARE_BLOCK = 1 << 15  # array entries per block of prepare_records (its tempo
 PREPARE_MIN_ROWS = 256  # but at least this many records (per-block work: the centre's decomposition)
 
 
-def prepare_records(manifold, X, center, radius, keep=True, log_mean=True):
+def prepare_records(manifold: Manifold, X: ArrayLike, center: Array, radius: float, keep: bool = True,
+                    log_mean: bool = True) -> tuple[PreparedRecords, RecordCounts]:
     """Record by record: non-finite or off-manifold records become ``center``
     (data-independent), the rest are projected onto the manifold and clipped into
     ``B_radius(center)``. Users' layouts (``manifold.user_point_shapes``) are converted first.
@@ -599,10 +617,13 @@ def prepare_records(manifold, X, center, radius, keep=True, log_mean=True):
     out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
     rows = manifold.prepare_rows(rows, n, log_mean)
+    log_sum: Any
+    start_stats: Any
     log_sum, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
     # the extrinsic start of the certified mean's Newton steps, where it takes them (public: radius, n)
     newton = None if manifold.flat_chart else manifold.newton_constants(radius, n)
     start_stats = 0.0 if keep and newton is not None and newton.extrinsic is not None else None
+    dest: Any
     for start in range(0, n, rows):
         dest = out[start:start + rows] if keep else None
         block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n, keep,
@@ -618,7 +639,8 @@ def prepare_records(manifold, X, center, radius, keep=True, log_mean=True):
     return PreparedRecords(out, center, log_sum, start_stats, radius), RecordCounts(int(n), non_finite, off_manifold, clipped)
 
 
-def _prepare_chunk(manifold, X, center, radius, weight, keep=True, log_sum=True, out=None):
+def _prepare_chunk(manifold: Manifold, X: Array, center: Array, radius: float, weight: float, keep: bool = True,
+                   log_sum: Any = True, out: Array | None = None) -> tuple[Any, ...]:  # log_sum: a flag, then the sum
     """One block of ``prepare_records``: ``(records, finite, ok, moved, Σ weight·log_center)``
     (``records`` is ``None`` when ``keep`` is false: the clipped records are not built; the sum
     may be ``None`` when ``log_sum`` is false; ``records`` may be ``out`` itself, written in place)."""
@@ -636,7 +658,7 @@ def _prepare_chunk(manifold, X, center, radius, weight, keep=True, log_sum=True,
 
 
 @blas_limited
-def prepared(manifold, X, center, radius, keep=True, log_mean=True):
+def prepared(manifold: Manifold, X: Any, center: Array, radius: float, keep: bool = True, log_mean: bool = True) -> Any:
     """The prepared records, in memory (with one ``RecordsWarning`` giving the counts when any
     record was replaced or clipped), or (Dask) prepared block by block on the workers. On Dask
     arrays the diagnostics are skipped: the records are read once per pass of the certified mean
@@ -650,11 +672,11 @@ def prepared(manifold, X, center, radius, keep=True, log_mean=True):
     return X.map_blocks(_prepare_block, manifold, center, radius, dtype=manifold.dtype)
 
 
-def _prepare_block(block, manifold, center, radius):
+def _prepare_block(block: Array, manifold: Manifold, center: Array, radius: float) -> Array:
     return np.asarray(prepare_records(manifold, block, center, radius)[0])  # a plain array on the workers
 
 
-def record_distances(manifold, X, center):
+def record_distances(manifold: Manifold, X: ArrayLike, center: Array) -> FloatArray:
     """``ρ(center, x_i)`` of every record as the release sees it: invalid records (non-finite, off
     the manifold) at distance 0, since they are replaced by the centre. In memory only."""
     points, _, ok = _validity(manifold, X)
@@ -662,12 +684,12 @@ def record_distances(manifold, X, center):
         return select(ok, manifold.dist(center, _sanitised(manifold, points, ok, center)), 0.0)
 
 
-def _invalid_counts(block, manifold):
+def _invalid_counts(block: ArrayLike, manifold: Manifold) -> Array:
     _, finite, ok = _validity(manifold, block)
     return np.array([np.sum(~finite), np.sum(finite & ~ok)], dtype=np.int64)
 
 
-def check_strict(manifold, X, strict):
+def check_strict(manifold: Manifold, X: Any, strict: bool) -> None:
     """``strict=True``: one validity pass over the records (numpy in blocks, or Dask), and
     ``InvalidRecordsError`` (counts only) when any is non-finite or not on the manifold. Run
     before the accountant is charged: a refusal here releases nothing and spends nothing, and is
@@ -689,7 +711,7 @@ def check_strict(manifold, X, strict):
             f"{manifold!r}; nothing was released and the accountant was not charged")
 
 
-def warn_records(manifold, counts, radius):
+def warn_records(manifold: Manifold, counts: RecordCounts, radius: float) -> None:
     """One ``RecordsWarning`` with the counts (never values) when any record was replaced or
     clipped; nothing when all counts are zero. The message is built and the caller's frame found
     in both cases, so that only the ``warnings.warn`` call itself differs: that work (frame walk,
@@ -706,18 +728,18 @@ def warn_records(manifold, counts, radius):
           emit=bool(counts.replaced or counts.clipped))
 
 
-def ambient_mean(manifold, records):
+def ambient_mean(manifold: Manifold, records: Any) -> FloatArray:
     """The Euclidean mean of the embedded records (``manifold.to_ambient``)."""
     if is_dask(records):
         D = manifold.ambient_dim
-        return records.map_blocks(manifold.to_ambient, dtype=float, drop_axis=list(range(2, records.ndim)),
+        return records.map_blocks(  # type: ignore[no-any-return]  # dask's compute() is untyped: a numpy arraymanifold.to_ambient, dtype=float, drop_axis=list(range(2, records.ndim)),
                                   chunks=(records.chunks[0], (D,))).mean(axis=0).compute()
-    return np.mean(manifold.to_ambient(records), axis=0)
+    return cast(FloatArray, np.mean(manifold.to_ambient(records), axis=0))
 
 
 # --- stage 5: the output's representative and grid ------------------------------------------
 
-def output_grid(manifold, sigma, center, radius):
+def output_grid(manifold: Manifold, sigma: float, center: Array, radius: float) -> float:
     """The default public grid spacing of a release: a power of two ≈ ``2^-20`` of the noise scale
     in coordinates, and at least ``2^12`` float spacings of the coordinates' public magnitude
     (``manifold.grid_scales``), so the low-order bits of a float sampler (Mironov 2012) are
@@ -727,7 +749,7 @@ def output_grid(manifold, sigma, center, radius):
     return float(2.0 ** math.ceil(math.log2(g)))
 
 
-def finish(manifold, points, center, grid, sigma):
+def finish(manifold: Manifold, points: ArrayLike, center: Array, grid: float | None, sigma: float) -> Array:
     """Post-processing of raw draws (batch or single): canonical representative, snap to ``grid``
     (``None``: no snapping), back onto the manifold, and refuse a non-representable point."""
     points = manifold.canonical(center, np.asarray(points))  # Kendall: rotated against the public centre
@@ -746,7 +768,7 @@ def finish(manifold, points, center, grid, sigma):
     return points
 
 
-def check_round_to(round_to, grid_auto, *, warn=True):
+def check_round_to(round_to: float | str | None, grid_auto: float, *, warn: bool = True) -> float | None:
     """The output grid: ``"auto"`` (the public default), a spacing, or ``None`` (raw; warned
     unless ``warn=False``)."""
     if isinstance(round_to, str):
@@ -764,7 +786,7 @@ def check_round_to(round_to, grid_auto, *, warn=True):
     return g
 
 
-def _grid_note(grid):
+def _grid_note(grid: float | None) -> str:
     return ("none (raw float64: round_to=None)" if grid is None else
             f"snapped to a public grid of {grid!r} in array coordinates, then projected (post-processing)")
 
@@ -777,25 +799,26 @@ class Plan:
     gives finished releases exactly as the public function returns them (the audit draws many
     from one plan); ``certificate(acceptance)`` their certificate."""
 
-    manifold: object
-    center: np.ndarray
+    manifold: Manifold
+    center: Array
     grid: float | None
     calibration: Calibration
-    public: dict = field(repr=False)
-    _statistic: object = field(repr=False)
-    _post: object = field(repr=False, default=None)
+    public: dict[str, Any] = field(repr=False)
+    _statistic: Any = field(repr=False)
+    _post: Callable[[Any], Any] | None = field(repr=False, default=None)
 
-    def draw(self, size=None, *, rng=None):
+    def draw(self, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Array:
         return self.draw_with_stats(size, rng=rng)[0]
 
-    def draw_with_stats(self, size=None, *, rng=None):
+    def draw_with_stats(self, size: int | tuple[int, ...] | None = None, *,
+                        rng: RngLike = None) -> tuple[Array, float | None]:
         """``(releases, acceptance)``; the acceptance is ``None`` where it depends on the data."""
         raw, acceptance = self.calibration.measurement.sample_with_stats(self._statistic, size, rng=as_generator(rng))
         if self._post is not None:
             raw = self._post(raw)
         return finish(self.manifold, raw, self.center, self.grid, self.calibration.sigma), acceptance
 
-    def certificate(self, acceptance):
+    def certificate(self, acceptance: float | None) -> Certificate:
         m, cal = self.calibration.measurement, self.calibration
         from .. import __version__
 
@@ -821,7 +844,8 @@ RADIUS_UNITS = """radius : float, "auto" or AutoRadius
         records only."""
 
 
-def _mean_stages(manifold, p, radius, epsilon, round_to, warn=True):
+def _mean_stages(manifold: Manifold, p: Public, radius: float, epsilon: float, round_to: float | str | None,
+                 warn: bool = True) -> tuple[Calibration, float | None]:
     """Stage 2 of the mean at ``radius`` and ``epsilon``: ``(calibration, output grid)``, or a
     ``ValueError`` — public values only."""
     center = p["center"]
@@ -834,13 +858,13 @@ def _mean_stages(manifold, p, radius, epsilon, round_to, warn=True):
     return cal, check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius), warn=warn)
 
 
-def _reads_records(manifold, cal):
+def _reads_records(manifold: Manifold, cal: Calibration) -> bool:
     """Whether the mean's statistic reads the prepared records (public: the space and the
     mechanism); on a flat chart the Fréchet mean is ``exp_center`` of the clipped log mean alone."""
     return not (manifold.flat_chart and cal.measurement.statistic == "frechet_mean")
 
 
-def _reads_log_mean(manifold, cal, radius, n):
+def _reads_log_mean(manifold: Manifold, cal: Calibration, radius: float, n: int) -> bool:
     """Whether the mean reads the clipped records' log mean at the centre (public: the space,
     the mechanism and the certified mean's schedule): a flat chart's closed form, and schedules
     that start at the centre or with the tangent step; not those from the extrinsic mean."""
@@ -849,10 +873,11 @@ def _reads_log_mean(manifold, cal, radius, n):
     return certified_schedule(manifold, radius, cal.accuracy, n).start != "extrinsic"
 
 
-def _mean_plan(manifold, p, radius, cal, grid, records):
+def _mean_plan(manifold: Manifold, p: Public, radius: float, cal: Calibration, grid: float | None, records: Any) -> Plan:
     """Stage 4 of the mean at ``radius`` on the ``prepared`` records (charged already)."""
     center = p["center"]
     statistic = cal.measurement.statistic
+    value: Any
     if statistic == "ambient_mean":
         value = ambient_mean(manifold, records)
     else:
@@ -1010,7 +1035,7 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
     return PrivateRelease(point, plan.certificate(acceptance))
 
 
-def frechet_variance_sensitivity(n, radius, accuracy=0.0):
+def frechet_variance_sensitivity(n: int, radius: float, accuracy: float = 0.0) -> float:
     """Sensitivity of the Fréchet variance ``V(D) = min_x (1/n) Σ ρ²(x, x_i)`` for ``n`` records in
     ``B_r(m0)``, ``r < r*`` (docs/statistics.md): ``4r²/n``, plus ``2a(4r + a)`` when ``V`` is
     evaluated at a point within ``a`` of the exact minimiser.
@@ -1022,7 +1047,8 @@ def frechet_variance_sensitivity(n, radius, accuracy=0.0):
     return 4.0 * radius**2 / n + 2.0 * accuracy * (4.0 * radius + accuracy)
 
 
-def _variance_stages(manifold, p, radius, epsilon, round_to, warn=True):
+def _variance_stages(manifold: Manifold, p: Public, radius: float, epsilon: float, round_to: float | str | None,
+                     warn: bool = True) -> tuple[Calibration, float | None]:
     """Stage 2 of the variance at ``radius`` and ``epsilon``: ``(calibration, output grid)``."""
     center, n = p["center"], p["n"]
     check_ball(manifold, center, radius)
@@ -1033,7 +1059,8 @@ def _variance_stages(manifold, p, radius, epsilon, round_to, warn=True):
     return cal, check_round_to(round_to, output_grid(Euclidean(1), meas.scale, np.zeros(1), radius**2), warn=warn)
 
 
-def _variance_plan(manifold, p, radius, cal, grid, records):
+def _variance_plan(manifold: Manifold, p: Public, radius: float, cal: Calibration, grid: float | None,
+                   records: Any) -> Plan:
     """Stage 4 of the variance at ``radius`` on the ``prepared`` records (charged already): the
     certified mean, ``V`` at it."""
     center = p["center"]
@@ -1130,7 +1157,7 @@ SELECTION_THEOREM = ("McSherry & Talwar 2007, Thm 6 (utility of sensitivity 1: w
 SELECTION_UTILITY = "u(g) = −|#{i : ρ(center, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one; invalid records at distance 0"
 
 
-def _warn_if_selection_unreliable(auto, n, selection_epsilon, candidates):
+def _warn_if_selection_unreliable(auto: AutoRadius, n: int, selection_epsilon: float, candidates: int) -> None:
     """``ReleaseWarning`` (public values only) when the exponential mechanism may well pick a
     radius outside the data's range. A candidate beyond every record has utility ``−(1 − q)·n``,
     one below every record ``−q·n``; the mechanism picks one whose utility is below the best by
@@ -1146,19 +1173,22 @@ def _warn_if_selection_unreliable(auto, n, selection_epsilon, candidates):
               "nearer 0.5, a shorter grid (AutoRadius(grid=...)), or give the radius", ReleaseWarning)
 
 
-def _largest_event(events):
+def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
     """Of events of one kind (the release's at every candidate), the one that charges most: the
     smallest Gaussian noise multiplier, or the largest pure ε (smallest RR noise parameter)."""
     return min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter)
 
 
-def _auto_plan(X, manifold, p, round_to, statistic, stages, build):
+def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | None, statistic: str,
+               stages: Callable[..., tuple[Calibration, float | None]], build: Callable[..., Plan]) -> AutoPlan:
     """Filter the grid by the public stages, charge both parts, read the distances."""
     auto, center, n = p["auto"], p["center"], p["n"]
     given = auto.grid is not None
     grid = np.asarray(auto.grid) if given else _selection.default_grid(manifold, center)
     selection_epsilon = auto.budget * p["epsilon"]
     release_epsilon = p["epsilon"] - selection_epsilon
+    kept: list[float]
+    kept_stages: list[tuple[Calibration, float | None]]
     kept, kept_stages = [], []
     for g in grid:
         try:
@@ -1204,36 +1234,37 @@ class AutoPlan:
     its own selection (the audit draws many); ``release(rng)`` is what the public functions
     return. ``candidates`` and ``stages`` (calibration, output grid per candidate) are public."""
 
-    manifold: object
+    manifold: Manifold
     statistic: str
     n: int
     auto: AutoRadius
-    candidates: tuple
-    stages: tuple = field(repr=False)
+    candidates: tuple[float, ...]
+    stages: tuple[tuple[Calibration, float | None], ...] = field(repr=False)
     epsilon: float  # the total
     selection_epsilon: float
     grid_note: str
-    _log_weights: np.ndarray = field(repr=False)
-    _build: object = field(repr=False)  # (radius, calibration, grid) -> Plan: reads the records
-    _plans: dict = field(repr=False, default_factory=dict)
+    _log_weights: FloatArray = field(repr=False)
+    _build: Callable[[float, Calibration, float | None], Plan] = field(repr=False)  # reads the records
+    _plans: dict[int, Plan] = field(repr=False, default_factory=dict)
 
     def select(self, size=None, *, rng=None):
         return _selection.gumbel_select(self._log_weights, size, rng=as_generator(rng))
 
-    def plan_at(self, index):
+    def plan_at(self, index: int) -> Plan:
         index = int(index)
         if index not in self._plans:
             cal, grid = self.stages[index]
             self._plans[index] = self._build(self.candidates[index], cal, grid)
         return self._plans[index]
 
-    def draw(self, size=None, *, rng=None):
+    def draw(self, size: int | None = None, *, rng: RngLike = None) -> tuple[Any, Any]:
+        index: Any
         rng = as_generator(rng)
         if size is None:
             index = int(self.select(None, rng=rng))
             return self.candidates[index], self.plan_at(index).draw(None, rng=rng)
         index = np.asarray(self.select(int(size), rng=rng))
-        out = None
+        out: Array | None = None
         for i in np.unique(index):
             where = np.flatnonzero(index == i)
             points = np.asarray(self.plan_at(i).draw(where.size, rng=rng))
@@ -1241,7 +1272,7 @@ class AutoPlan:
             out[where] = points
         return np.asarray(self.candidates)[index], out
 
-    def selection_record(self, radius):
+    def selection_record(self, radius: float) -> RadiusSelection:
         release = self.epsilon - self.selection_epsilon
         delta = self.stages[0][0].measurement.delta
         return RadiusSelection(
@@ -1251,7 +1282,7 @@ class AutoPlan:
             composition=(f"basic composition (sequential): epsilon = {self.selection_epsilon:g} (radius, pure ε) + "
                          f"{release:g} (release at that radius)" + (f"; delta = {delta:g}, the release's" if delta else "")))
 
-    def release(self, *, rng=None):
+    def release(self, *, rng: RngLike = None) -> PrivateRelease:
         """One private release: the radius, then the statistic at it (a ``PrivateRelease``
         whose certificate carries both parts)."""
         rng = as_generator(rng)
