@@ -83,7 +83,7 @@ class CenterSelection:
     bound: float | None
     small_n_fallback: bool
     composition: str
-    stages: tuple
+    stages: tuple[BallStage, ...]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class MechanismSelection:
 
     rule: str
     chosen: str
-    candidates: tuple
+    candidates: tuple[MechanismCandidate, ...]
 
 
 @dataclass(frozen=True)
