@@ -30,14 +30,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg import helmert
 
+from .._typing import Array, FloatArray
 from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere
+from ..manifolds.base import Manifold
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
 from ..manifolds.spd import _SPD
 from .measurements import gaussian_scale, pure_scale
+
+_T = TypeVar("_T")
 
 __all__ = ["FirstStage", "first_stage", "l2_laplace_noise", "SPD_LOG_EIGENVALUE_BOUND", "HYPERBOLIC_BOUND",
            "EUCLIDEAN_BOUND"]
@@ -49,7 +55,7 @@ FIRST_STAGE_BLOCK = 4096  # records per block (bounds temporary memory; public)
 FIRST_STAGE_GRID = 2.0**-20  # the noisy statistic is snapped to 2^-20 of its noise scale
 
 
-def l2_laplace_noise(dimension, scale, rng):
+def l2_laplace_noise(dimension: int, scale: float, rng: np.random.Generator) -> FloatArray:
     """A draw of the ℓ2 K-norm law ``∝ exp(−‖z‖/scale)`` on ``R^dimension``: radius
     ``Gamma(dimension, scale)`` (the polar density ``∝ ρ^(D−1) e^(−ρ/σ)``), uniform direction."""
     g = rng.standard_normal(dimension)
@@ -58,13 +64,13 @@ def l2_laplace_noise(dimension, scale, rng):
     return g * rng.gamma(dimension, scale)
 
 
-def _clip_rows(v, bound):
+def _clip_rows(v: FloatArray, bound: float) -> FloatArray:
     """Rows of ``v`` scaled into the ℓ2 ball of radius ``bound`` (a projection: norm ≤ bound)."""
     norms = np.linalg.norm(v, axis=-1, keepdims=True)
-    return v * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    return cast(FloatArray, v * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny)))
 
 
-def _hermitian_to_real(m):
+def _hermitian_to_real(m: Array) -> FloatArray:
     """Isometry of Hermitian ``(..., p, p)`` (Frobenius) onto ``R^(p²)``: diagonal, ``√2·Re`` and
     ``√2·Im`` of the upper triangle."""
     p = m.shape[-1]
@@ -74,7 +80,7 @@ def _hermitian_to_real(m):
                            math.sqrt(2.0) * up.imag], axis=-1)
 
 
-def _real_to_hermitian(v, p):
+def _real_to_hermitian(v: FloatArray, p: int) -> Array:
     iu = np.triu_indices(p, 1)
     m = np.zeros((p, p), complex)
     m[np.arange(p), np.arange(p)] = v[:p]
@@ -89,25 +95,25 @@ class _SphereStage:
     title = "extrinsic mean of the records in R^(d+1)"
     bound_name = None
 
-    def dimension(self, m):
+    def dimension(self, m: Sphere) -> int:
         return m.dim + 1
 
-    def sensitivity(self, m, n, bound):
+    def sensitivity(self, m: Sphere, n: int, bound: float | None) -> float:
         return 2.0 * m.radius / n
 
-    def rule(self, m, bound):
+    def rule(self, m: Sphere, bound: float | None) -> str:
         return "Δ = 2R/n: every record has norm R, so one replaced record moves the mean by ≤ 2R/n"
 
-    def rows(self, m, points, bound):
+    def rows(self, m: Sphere, points: ArrayLike, bound: float | None) -> FloatArray:
         return np.asarray(points, float)
 
-    def to_point(self, m, z, bound):
+    def to_point(self, m: Sphere, z: FloatArray, bound: float | None) -> Array:
         return m.from_ambient(z)
 
-    def clamp(self, m, x, bound):
+    def clamp(self, m: Sphere, x: Array, bound: float | None) -> Array:
         return x
 
-    def reference(self, m, bound):
+    def reference(self, m: Sphere, bound: float | None) -> Array:
         return m.origin
 
 
@@ -115,28 +121,28 @@ class _KendallStage:
     title = "dominant eigenvector of (1/n)Σ w_i w_i* (w_i = H z_i, Helmert coordinates of the pre-shapes)"
     bound_name = None
 
-    def dimension(self, m):
+    def dimension(self, m: KendallShape2D) -> int:
         return (m.k_landmarks - 1) ** 2
 
-    def sensitivity(self, m, n, bound):
+    def sensitivity(self, m: KendallShape2D, n: int, bound: float | None) -> float:
         return math.sqrt(2.0) / n
 
-    def rule(self, m, bound):
+    def rule(self, m: KendallShape2D, bound: float | None) -> str:
         return "Δ = √2/n: ‖ww* − vv*‖_F² = 2 − 2|⟨w, v⟩|² ≤ 2 for unit w, v"
 
-    def rows(self, m, points, bound):
+    def rows(self, m: KendallShape2D, points: ArrayLike, bound: float | None) -> FloatArray:
         w = np.asarray(points, complex) @ helmert(m.k_landmarks).T  # (b, k−1), unit rows
         return _hermitian_to_real(w[:, :, None] * np.conj(w[:, None, :]))
 
-    def to_point(self, m, z, bound):
-        values, vectors = np.linalg.eigh(_real_to_hermitian(z, m.k_landmarks - 1))
+    def to_point(self, m: KendallShape2D, z: FloatArray, bound: float | None) -> Array:
+        _values, vectors = np.linalg.eigh(_real_to_hermitian(z, m.k_landmarks - 1))
         u = vectors[:, -1]
         return m.project(u @ helmert(m.k_landmarks))
 
-    def clamp(self, m, x, bound):
+    def clamp(self, m: KendallShape2D, x: Array, bound: float | None) -> Array:
         return x
 
-    def reference(self, m, bound):
+    def reference(self, m: KendallShape2D, bound: float | None) -> Array:
         return m.origin
 
 
@@ -144,30 +150,30 @@ class _SPDStage:
     title = "mean of the matrix logarithms clipped to the Frobenius ball ‖log x‖_F ≤ B = b·√k"
     bound_name = "b (|log λ| ≤ b for the centre's eigenvalues; records' logs clipped to B = b√k)"
 
-    def dimension(self, m):
+    def dimension(self, m: _SPD) -> int:
         return m.k * (m.k + 1) // 2
 
-    def sensitivity(self, m, n, bound):
+    def sensitivity(self, m: _SPD, n: int, bound: float) -> float:
         return 2.0 * bound * math.sqrt(m.k) / n
 
-    def rule(self, m, bound):
+    def rule(self, m: _SPD, bound: float) -> str:
         return f"Δ = 2B/n, B = b√k = {bound * math.sqrt(m.k):.4g}: each clipped log lies in the Frobenius ball of radius B"
 
-    def rows(self, m, points, bound):
+    def rows(self, m: _SPD, points: ArrayLike, bound: float) -> FloatArray:
         return _clip_rows(vecd(logm_spd(np.asarray(points, float))), bound * math.sqrt(m.k))
 
-    def to_point(self, m, z, bound):
+    def to_point(self, m: _SPD, z: FloatArray, bound: float) -> Array:
         return expm_sym(self._clamped_log(invvecd(z, m.k), bound))
 
     @staticmethod
-    def _clamped_log(s, bound):
+    def _clamped_log(s: FloatArray, bound: float) -> FloatArray:
         w, u = np.linalg.eigh(0.5 * (s + s.T))
-        return (u * np.clip(w, -bound, bound)) @ u.T
+        return cast(FloatArray, (u * np.clip(w, -bound, bound)) @ u.T)
 
-    def clamp(self, m, x, bound):
+    def clamp(self, m: _SPD, x: Array, bound: float) -> Array:
         return expm_sym(self._clamped_log(logm_spd(np.asarray(x, float)), bound))
 
-    def reference(self, m, bound):
+    def reference(self, m: _SPD, bound: float) -> Array:
         logs = np.zeros(m.k)
         logs[0], logs[-1] = bound, -bound  # the worst condition number of the safe region, e^(2b)
         return np.diag(np.exp(logs))
@@ -176,51 +182,52 @@ class _SPDStage:
 class _FlatBallStage:
     """Hyperbolic space (tangent vectors at ``e0``) and Euclidean space (the points)."""
 
-    def __init__(self, hyperbolic):
+    def __init__(self, hyperbolic: bool) -> None:
         self.hyperbolic = hyperbolic
         self.title = ("mean of log_e0(x) clipped to the norm ball B" if hyperbolic else
                       "mean of the records clipped to the norm ball B around 0")
         self.bound_name = "B (norm bound of " + ("log_e0(x))" if hyperbolic else "the records)")
 
-    def dimension(self, m):
+    def dimension(self, m: Manifold) -> int:
         return m.dim
 
-    def sensitivity(self, m, n, bound):
+    def sensitivity(self, m: Manifold, n: int, bound: float) -> float:
         return 2.0 * bound / n
 
-    def rule(self, m, bound):
+    def rule(self, m: Manifold, bound: float) -> str:
         return f"Δ = 2B/n, B = {bound:g}: each clipped vector has norm ≤ B"
 
-    def _vectors(self, m, points):
+    def _vectors(self, m: Manifold, points: ArrayLike) -> FloatArray:
         points = np.asarray(points, float)
         if self.hyperbolic:
             return m.log(m.origin, points)[..., 1:]
         return points
 
-    def rows(self, m, points, bound):
+    def rows(self, m: Manifold, points: ArrayLike, bound: float) -> FloatArray:
         return _clip_rows(self._vectors(m, points), bound)
 
-    def to_point(self, m, z, bound):
+    def to_point(self, m: Manifold, z: FloatArray, bound: float) -> Array:
         z = _clip_rows(np.asarray(z, float)[None], bound)[0]
         if self.hyperbolic:
             return m.exp(m.origin, np.concatenate([[0.0], z]))
         return z
 
-    def clamp(self, m, x, bound):
+    def clamp(self, m: Manifold, x: Array, bound: float) -> Array:
         return self.to_point(m, self._vectors(m, np.asarray(x)[None])[0], bound)
 
-    def reference(self, m, bound):
+    def reference(self, m: Manifold, bound: float) -> Array:
         z = np.zeros(m.dim)
         z[0] = bound
         return self.to_point(m, z, bound)
 
 
-STAGES = {Sphere: _SphereStage(), KendallShape2D: _KendallStage(), _SPD: _SPDStage(),
+STAGES: dict[type[Manifold], Any] = {Sphere: _SphereStage(), KendallShape2D: _KendallStage(), _SPD: _SPDStage(),
           Hyperbolic: _FlatBallStage(True), Euclidean: _FlatBallStage(False)}
-DEFAULT_BOUNDS = {_SPD: SPD_LOG_EIGENVALUE_BOUND, Hyperbolic: HYPERBOLIC_BOUND, Euclidean: EUCLIDEAN_BOUND}
+DEFAULT_BOUNDS: dict[type[Manifold], float] = {_SPD: SPD_LOG_EIGENVALUE_BOUND, Hyperbolic: HYPERBOLIC_BOUND,
+                                               Euclidean: EUCLIDEAN_BOUND}
 
 
-def _lookup(table, manifold):
+def _lookup(table: dict[type[Manifold], _T], manifold: Manifold) -> _T | None:
     for cls in type(manifold).__mro__:
         if cls in table:
             return table[cls]
@@ -232,7 +239,7 @@ class FirstStage:
     """The first stage, calibrated from public values (``first_stage``): what it computes, its
     sensitivity and noise. ``sample(X, rng)`` reads the records."""
 
-    manifold: object
+    manifold: Manifold
     n: int
     bound: float | None
     epsilon: float
@@ -242,14 +249,14 @@ class FirstStage:
     scale: float
 
     @property
-    def _stage(self):
+    def _stage(self) -> Any:
         return _lookup(STAGES, self.manifold)
 
     title = property(lambda self: self._stage.title)
     dimension = property(lambda self: self._stage.dimension(self.manifold))
     rule = property(lambda self: self._stage.rule(self.manifold, self.bound))
 
-    def statistic(self, points):
+    def statistic(self, points: Array) -> FloatArray:
         """``T(D) = (1/n) Σ φ(x_i)`` of the sanitised records (in memory, block by block)."""
         total = np.zeros(self.dimension)
         for start in range(0, len(points), FIRST_STAGE_BLOCK):
@@ -260,41 +267,42 @@ class FirstStage:
                 total += np.sum(np.where(np.all(np.isfinite(rows), axis=-1, keepdims=True), rows, 0.0), axis=0)
         return total / self.n
 
-    def noisy(self, statistic, rng):
+    def noisy(self, statistic: FloatArray, rng: np.random.Generator) -> FloatArray:
         """``T + noise``, snapped to the public grid ``2^-20·σ`` (the mechanism's output)."""
         D = self.dimension
         noise = (rng.normal(0.0, self.scale, D) if self.noise == "gaussian" else l2_laplace_noise(D, self.scale, rng))
         grid = 2.0 ** math.ceil(math.log2(self.scale * FIRST_STAGE_GRID))
         return np.round((statistic + noise) / grid) * grid
 
-    def privatise(self, statistic, rng):
+    def privatise(self, statistic: FloatArray, rng: np.random.Generator) -> Array:
         """``noisy`` mapped to a point of the safe region (post-processing)."""
         z = self.noisy(statistic, rng)
         with np.errstate(all="ignore"):
-            return self._stage.to_point(self.manifold, z, self.bound)
+            return cast(Array, self._stage.to_point(self.manifold, z, self.bound))
 
-    def clamp(self, point):
+    def clamp(self, point: Array) -> Array:
         """A point moved into the stage's public safe region (post-processing of a release)."""
         with np.errstate(all="ignore"):
-            return self._stage.clamp(self.manifold, point, self.bound)
+            return cast(Array, self._stage.clamp(self.manifold, point, self.bound))
 
     @property
-    def reference(self):
+    def reference(self) -> Array:
         """A public point of the safe region where later stages' public checks are hardest."""
-        return self._stage.reference(self.manifold, self.bound)
+        return cast(Array, self._stage.reference(self.manifold, self.bound))
 
     @property
-    def theorem(self):
+    def theorem(self) -> str:
         if self.noise == "gaussian":
             return "Gaussian mechanism, analytic calibration (Balle & Wang 2018)"
         return "ℓ2 K-norm mechanism (Hardt & Talwar 2010): density ∝ exp(−‖z‖/σ), σ = Δ/ε"
 
 
-def supports(manifold):
+def supports(manifold: Manifold) -> bool:
     return _lookup(STAGES, manifold) is not None
 
 
-def first_stage(manifold, n, epsilon, delta=None, bound=None, calibration="analytic"):
+def first_stage(manifold: Manifold, n: int, epsilon: float, delta: float | None = None, bound: float | None = None,
+                calibration: str = "analytic") -> FirstStage:
     """Calibrate the first stage from public values: ``delta`` given → Gaussian noise, else the
     ℓ2 K-norm mechanism. ``bound`` (SPD: ``b``; hyperbolic, Euclidean: ``B``) defaults to the
     documented public defaults; it is ignored (``None``) on the sphere and Kendall shapes."""
