@@ -1,15 +1,18 @@
 """The papers' data generators (docs/theory.md §6). Each takes ``rng=`` and returns a ``(n, ...)`` array."""
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._random import as_generator
+from ._random import RngLike, as_generator
+from ._typing import Array, FloatArray
 from .manifolds import KendallShape2D, SPDAffineInvariant, Sphere
 from .manifolds.matrix import eig_apply
 
 __all__ = ["wishart_spd", "sphere_cap", "eigen_spd", "noisy_shapes"]
 
 
-def wishart_spd(n, k=2, *, scale=None, df=2, max_radius=1.5, rng=None):
+def wishart_spd(n: int, k: int = 2, *, scale: ArrayLike | None = None, df: int = 2, max_radius: float = 1.5,
+                rng: RngLike = None) -> FloatArray:
     """Wishart ``W(scale, df)`` draws kept only when ``ρ_AI(X, I) < max_radius`` (2021 App. A.2.1).
 
     Default ``scale = I/2``, ``df = 2`` as in the paper (requires ``df ≥ k``)."""
@@ -20,14 +23,14 @@ def wishart_spd(n, k=2, *, scale=None, df=2, max_radius=1.5, rng=None):
     if df < k:
         raise ValueError(f"df must be >= k={k}, got {df!r}")
     spd = SPDAffineInvariant(k)
-    out = []
+    out: list[FloatArray] = []
     while sum(len(o) for o in out) < n:
         draws = np.asarray(wishart(df=df, scale=scale).rvs(size=max(2 * n, 16), random_state=rng)).reshape(-1, k, k)
         out.append(draws[spd.dist(np.eye(k), draws) < max_radius])
     return np.concatenate(out)[:n]
 
 
-def sphere_cap(n, *, radius=np.pi / 8, dim=2, rng=None):
+def sphere_cap(n: int, *, radius: float = np.pi / 8, dim: int = 2, rng: RngLike = None) -> Array:
     """Points at polar angle ``U[0, radius]`` from the north pole, direction uniform (2021 A.3.1).
 
     On ``S²`` the direction is the azimuth ``U[0, 2π)`` of the paper."""
@@ -37,7 +40,7 @@ def sphere_cap(n, *, radius=np.pi / 8, dim=2, rng=None):
     return s.exp(s.origin, u * rng.uniform(0.0, radius, size=(n, 1)))
 
 
-def eigen_spd(n, k, *, r=0.25, rng=None):
+def eigen_spd(n: int, k: int, *, r: float = 0.25, rng: RngLike = None) -> FloatArray:
     """Eigenvalues ``U[e^−r, e^r]`` and Haar eigenvectors (2023 §6): in ``B_(√k r)(I)``."""
     rng = as_generator(rng)
     lam = rng.uniform(np.exp(-r), np.exp(r), size=(n, k))
@@ -49,7 +52,7 @@ def eigen_spd(n, k, *, r=0.25, rng=None):
     return eig_apply(u, lam)
 
 
-def noisy_shapes(template, n, *, noise=0.05, rng=None):
+def noisy_shapes(template: ArrayLike, n: int, *, noise: float = 0.05, rng: RngLike = None) -> Array:
     """Pre-shapes of ``template`` (real ``(k, 2)`` or complex ``(k,)``) plus iid Gaussian
     landmark noise of standard deviation ``noise`` (relative to the template's size)."""
     rng = as_generator(rng)

@@ -2,27 +2,34 @@
 record (docs/theory.md §2). The smallest enclosing cap of the records' lifts to a sphere where one
 exists (exact on the sphere), geodesic Bădoiu–Clarkson iterations otherwise."""
 
+from __future__ import annotations
+
+from typing import Any, cast
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._threads import blas_limited
+from .._typing import Array, FloatArray
+from ..manifolds.base import Manifold
 from ..records import Records
 
 __all__ = ["enclosing_radius"]
 
 
-def _blk_farthest(block, w, n, manifold, x):
+def _blk_farthest(block: Array, w: FloatArray | None, n: int, manifold: Manifold, x: ArrayLike) -> tuple[float, Array]:
     d = manifold.dist(x, np.asarray(block))
     i = int(np.argmax(d))
     return float(d[i]), np.array(np.asarray(block)[i])  # a copy: a view would keep the whole block alive
 
 
-def _farthest(records, manifold, x):
+def _farthest(records: Records, manifold: Manifold, x: ArrayLike) -> tuple[float, Array]:
     parts = records.map(_blk_farthest, manifold, x)
     return max(parts, key=lambda p: p[0])
 
 
 @blas_limited
-def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
+def enclosing_radius(manifold: Manifold, X: Any, start: Any, n_iter: int = 200, enough: float = 0.0) -> float:
     """Radius of a geodesic ball that contains every record: an upper bound on the smallest one.
 
     Where the space lifts the records to unit vectors whose angles bound their distances
@@ -37,7 +44,7 @@ def enclosing_radius(manifold, X, start, n_iter=200, enough=0.0):
     lift = None if records.lazy else manifold.enclosing_lift(start, records.X)
     if lift is not None:
         Y, scale, exact, to_point = lift
-        first = manifold.enclosing_lift(start, np.asarray(start)[None])[0][0]
+        first = cast("tuple[FloatArray, ...]", manifold.enclosing_lift(start, np.asarray(start)[None]))[0][0]
         radius, _, centre = _smallest_cap(Y, first, enough / scale)
         best = radius * scale
         if best < enough or exact:
@@ -57,7 +64,7 @@ CAP_ROUNDS = 100  # passes of _smallest_cap at most
 CAP_BATCH = 16  # farthest lifts added to the core set per pass
 
 
-def _smallest_cap(Y, first, enough=0.0):
+def _smallest_cap(Y: FloatArray, first: FloatArray, enough: float = 0.0) -> tuple[float, Any, FloatArray]:
     """The smallest spherical cap holding the unit vectors ``Y`` (``(n, D)``), as
     ``(upper, lower, centre)`` angles: a cap of angular radius ``upper`` around the unit ``centre``
     holds every ``Y_i``, and none of radius below ``lower`` does.
@@ -93,7 +100,7 @@ def _smallest_cap(Y, first, enough=0.0):
     return upper, lower, centre
 
 
-def _min_norm_point(P, max_iter=500):
+def _min_norm_point(P: FloatArray, max_iter: int = 500) -> Any:
     """The point of the convex hull of the rows of ``P`` nearest the origin (Wolfe 1976: major
     cycles add the row most opposed to the current point, minor cycles move to the affine minimiser
     of the active rows, dropping rows whose weight would turn negative). The result is always a
@@ -124,7 +131,7 @@ def _min_norm_point(P, max_iter=500):
     return x
 
 
-def _affine_minimiser(P):
+def _affine_minimiser(P: FloatArray) -> Any:
     """Weights ``α`` (summing to 1) of the point of the affine hull of the rows of ``P`` nearest 0:
     ``[PPᵀ 1; 1ᵀ 0][α; λ] = [0; 1]``, by least squares where the rows are affinely dependent."""
     m = len(P)
