@@ -31,7 +31,7 @@ from .privacy.mechanisms import is_hadamard
 from .privacy.radius_selection import AutoRadius
 from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .privacy.planning import format_plan, plan_table, steep_radius
-from .privacy.release import MECHANISMS, RecordsWarning, private_frechet_mean, validate_center
+from .privacy.release import MECHANISMS, RecordsWarning, ReleaseWarning, private_frechet_mean, validate_center
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
 
@@ -209,9 +209,13 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
 
 class _BuiltinDataWarnings:
     """The experiments release means of the library's own built-in data sets, whose records are
-    clipped or replaced by design: their ``RecordsWarning``s (one per release, dozens a run) are
-    counted per experiment and reported on its ``done`` line, not printed one by one. Every
-    other warning goes on to the command's own handling (one line each, after the run)."""
+    clipped or replaced by design, at ε and n swept down to where the noise dominates: their
+    ``RecordsWarning``s and ``ReleaseWarning``s (one per release, dozens a run) are counted per
+    experiment and reported on its ``done`` line, not printed one by one. Every other warning
+    goes on to the command's own handling (one line each, after the run)."""
+
+    SUMMARISED = ((RecordsWarning, "RecordsWarning", "about the built-in data's clipped or replaced records"),
+                  (ReleaseWarning, "ReleaseWarning", "public, e.g. mostly noise at the smallest swept epsilon or n"))
 
     def __init__(self) -> None:
         self._context = warnings.catch_warnings(record=True)
@@ -228,16 +232,16 @@ class _BuiltinDataWarnings:
                  trace: TracebackType | None) -> None:
         self._context.__exit__(kind, error, trace)
         for w in self._caught:  # to the enclosing handler (the command's _run)
-            if not issubclass(w.category, RecordsWarning):
+            if not issubclass(w.category, (RecordsWarning, ReleaseWarning)):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
     def log(self, message: str) -> None:
         """``reproduce``'s log: an experiment's ``done`` line carries its count."""
-        count = sum(issubclass(w.category, RecordsWarning) for w in self._caught[self._start:])
-        self._start = len(self._caught)
-        if count and " done " in message:
-            message += (f" ({count} RecordsWarning{'s' if count != 1 else ''} about the built-in data's clipped or "
-                        "replaced records, expected, not shown)")
+        recent, self._start = self._caught[self._start:], len(self._caught)
+        counts = [(sum(issubclass(w.category, kind) for w in recent), name, why) for kind, name, why in self.SUMMARISED]
+        shown = [f"{count} {name}{'s' if count != 1 else ''} ({why})" for count, name, why in counts if count]
+        if shown and " done " in message:
+            message += f"; expected, not shown: {', '.join(shown)}"
         print(message, flush=True)
 
 
