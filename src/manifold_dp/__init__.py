@@ -2,10 +2,20 @@
 
 from typing import Any
 
-from .manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
+from .manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from .privacy import (
-    AutoRadius, InvalidRecordsError, KNormGradient, PrivacyAccountant, PrivateRelease, RecordsWarning, ReleaseWarning,
-    RiemannianLaplace, TangentGaussian, frechet_mean_sensitivity, private_frechet_mean, private_frechet_variance,
+    AutoRadius,
+    InvalidRecordsError,
+    KNormGradient,
+    PrivacyAccountant,
+    PrivateRelease,
+    RecordsWarning,
+    ReleaseWarning,
+    RiemannianLaplace,
+    TangentGaussian,
+    frechet_mean_sensitivity,
+    private_frechet_mean,
+    private_frechet_variance,
 )
 from .stats import CurvatureAssumptionError, frechet_mean
 

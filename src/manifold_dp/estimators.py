@@ -173,8 +173,8 @@ class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tra
         (a worker process would spend a copy of the budget); the ``TypeError`` says so.
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of the noise: scikit-learn's name for the ``rng=`` argument of the functions
-        (``private_frechet_mean(..., rng=...)``), with the same meaning. ``None``: fresh OS entropy at every fit (secure; use it for real
-        releases). An int or ``SeedSequence``: reproducible, every fit draws the same noise, so
+        (``private_frechet_mean(..., rng=...)``), with the same meaning. ``None``: fresh OS entropy at every fit
+        (secure; use it for real releases). An int or ``SeedSequence``: reproducible, every fit draws the same noise, so
         releases that share it can be differenced to remove it — for tests and experiments only:
         a ``ReleaseWarning`` says so at every fit, and it is refused together with an
         ``accountant``. A ``Generator`` is used as it is, so refits continue its stream; clones
@@ -658,7 +658,8 @@ def _check_seed(random_state, accountant):
                          "composition would not hold; use random_state=None (OS entropy) or a numpy Generator")
     warnings.warn("random_state is a fixed seed: every fit with it draws the same noise, so releases made with it "
                   "(refits, cross-validation folds) can be differenced to remove the noise; it is for tests and "
-                  "experiments only — use random_state=None for releases anyone else will see", ReleaseWarning, stacklevel=4)  # the caller of fit
+                  "experiments only — use random_state=None for releases anyone else will see", ReleaseWarning,
+                  stacklevel=4)  # the caller of fit
 
 
 def _noise_source(random_state):

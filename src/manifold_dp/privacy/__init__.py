@@ -1,14 +1,21 @@
 """Privacy: sensitivities, calibration, exact samplers, measurements, accounting, releases."""
 
+from . import gdp, measurements, radius_selection
 from .accounting import BudgetExceededError, PrivacyAccountant, gaussian_dp_event, pure_dp_event
 from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
 from .certificate import CERTIFICATE_SCHEMA, Certificate, RadiusSelection
-from . import gdp, measurements, radius_selection
 from .measurements import Measurement
 from .mechanisms import AmbientNoise, KNormGradient, RiemannianGaussian, RiemannianLaplace, TangentGaussian, WrappedNoise
 from .radius_selection import AutoRadius
-from .release import (InvalidRecordsError, PrivateRelease, RecordsWarning, ReleaseWarning, prepare_records,
-                      private_frechet_mean, private_frechet_variance)
+from .release import (
+    InvalidRecordsError,
+    PrivateRelease,
+    RecordsWarning,
+    ReleaseWarning,
+    prepare_records,
+    private_frechet_mean,
+    private_frechet_variance,
+)
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity, hessian_lower_bound, log_lipschitz
 
 __all__ = [

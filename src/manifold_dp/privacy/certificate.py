@@ -146,7 +146,8 @@ class Certificate(JsonRecord):
     schema: str = SCHEMA_ID
 
     def summary(self) -> str:
-        lines = [f"{self.mechanism_title} ({self.mechanism}): ({self.epsilon:g}, {self.delta:g})-DP {self.statistic} — {self.theorem}"]
+        lines = [f"{self.mechanism_title} ({self.mechanism}): ({self.epsilon:g}, {self.delta:g})-DP {self.statistic} — "
+                 f"{self.theorem}"]
         for key in ("manifold", "n", "radius", "sensitivity", "sensitivity_bound", "scale", "scale_rule",
                     "restriction", "sampler", "sampler_acceptance", "optimisation", "output_grid"):
             lines.append(f"  {key}: {getattr(self, key)}")
