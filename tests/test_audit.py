@@ -7,9 +7,9 @@ selection); seeds are fixed."""
 import numpy as np
 import pytest
 
-from manifold_dp.audit import (SCENARIOS, audit, clopper_pearson, epsilon_lower_bound, float_bit_features,
-                               under_noised)
+from manifold_dp.audit import SCENARIOS, audit, clopper_pearson, epsilon_lower_bound, float_bit_features, under_noised
 from manifold_dp.privacy import release
+
 
 def test_under_noised_changes_the_pipeline_and_restores_it():
     from manifold_dp import Sphere
@@ -81,8 +81,9 @@ def test_under_noised_also_sharpens_the_radius_selection_and_restores_it():
     base = release.plan_release(X, E, **kw)
     with under_noised(0.5):
         sharp = release.plan_release(X, E, **kw)
-    prior = -radius_selection.SMALLER_RADIUS_PRIOR * np.arange(3)  # the public base measure is not sharpened
+    prior = base.log_base  # the public base measure is not sharpened
+    assert np.array_equal(prior, radius_selection.base_log_weights(np.array([0.25, 0.5, 1.0]), 1.0))
     assert np.allclose(sharp._log_weights - prior, 2 * (base._log_weights - prior)) and np.any(base._log_weights != prior)
     assert [c.sigma for c, _ in sharp.stages] == pytest.approx([0.5 * c.sigma for c, _ in base.stages])
-    assert radius_selection.selection_log_weights(np.array([-2.0]), 1.0)[0] == -1.0  # restored
+    assert radius_selection.selection_log_weights(np.array([-2.0]), 1.0, np.zeros(1))[0] == -1.0  # restored
     assert np.array_equal(release.plan_release(X, E, **kw)._log_weights, base._log_weights)

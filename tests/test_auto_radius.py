@@ -41,7 +41,8 @@ def test_selection_law_matches_the_closed_form():
     assert isinstance(plan, AutoPlan) and plan.candidates == (0.15, 0.45, 0.75, 2.0)
     counts = np.array([1, 4, 7, 10])  # written out: #{|x_i| ≤ g}
     utility = -np.abs(counts - 5)
-    prior = 2.0 ** -np.arange(4)  # the public base measure favouring small radii
+    grid = np.array([0.15, 0.45, 0.75, 2.0])  # the public base measure favouring larger radii, 3 nats across the grid
+    prior = np.exp(-3.0 * np.log(2.0 / grid) / np.log(2.0 / 0.15))
     weights = np.exp(1.0 * utility / 2) * prior
     p = weights / weights.sum()
     draws = plan.select(200_000, rng=0)

@@ -272,8 +272,8 @@ def under_noised(factor):
         law = dataclasses.replace(m.law, sigma=m.law.sigma * factor)
         return dataclasses.replace(cal, measurement=dataclasses.replace(m, scale=m.scale * factor, law=law))
 
-    def sharpened(utility, selection_epsilon):  # radius="auto": the selection's ε₁ grows by 1/factor
-        return original_weights(utility, selection_epsilon / factor)
+    def sharpened(utility, selection_epsilon, log_base):  # radius="auto": the selection's ε₁ grows by 1/factor
+        return original_weights(utility, selection_epsilon / factor, log_base)
 
     if factor != 1.0:
         _release.calibrate, _selection.selection_log_weights = scaled, sharpened
@@ -358,7 +358,7 @@ def _audit_auto(name, sc, samples, epsilon, noise_factor, rng, progress):
     means = [[_mean(m, X, center, g, cal.accuracy) for g, cal in zip(grid, cals)] for X in (D, D2)]
     log_p = [np.log(_selection.selection_probabilities(_selection.selection_log_weights(
         _selection.quantile_utility(_release.record_distances(m, X, center), grid, sc.auto.quantile),
-        nominal.selection_epsilon))) for X in (D, D2)]
+        nominal.selection_epsilon, nominal.log_base))) for X in (D, D2)]
     slack = max(float(m.dist(a, b)) / cal.sensitivity for a, b, cal in zip(*means, cals))
     if noise_factor == "power":
         noise_factor = sc.power_factor * slack

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -293,8 +294,7 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
         rule = "analytic Gaussian σ for (ε, δ) and Δ (flat space: the law is the Gaussian mechanism); μ = Δ/σ"
         slack = 0.0
     else:
-        sigma = _profile_sigma(manifold, sensitivity, epsilon, delta)
-        mu, reach = gdp.gdp_mu(manifold, sensitivity, sigma)
+        sigma, mu, reach = _profile_calibration(manifold, float(sensitivity), float(epsilon), float(delta))
         how = ("exact privacy profile by 2-D quadrature (radius × angle, law of cosines) at t = Δ, the sup over "
                "footpoint distances t ≤ Δ (quasi-convexity of the distance; triangle bound beyond a quarter circle), "
                "quadrature error added" if method == "profile" else
@@ -318,6 +318,16 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
                        "(docs/gaussian_family.md); μ-GDP: Dong, Roth & Su 2022, Cor. 2.13",
                        epsilon, delta, sensitivity, _finite(sigma, epsilon), rule + f"; μ-GDP with μ = {mu:.6g}", "none",
                        f"exact ({sampler})", "frechet_mean", law, gdp_mu=float(mu), gdp_slack=slack)
+
+
+@lru_cache(maxsize=256)
+def _profile_calibration(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> tuple[float, float, float]:
+    """``(σ, μ, ε_K)`` of the Riemannian Gaussian by its numerical calibration, once per public
+    ``(manifold, Δ, ε, δ)``: a release, an audit or ``radius="auto"`` asking again (another
+    record set of the same size, another seed) reuses it instead of redoing the quadratures."""
+    sigma = _profile_sigma(manifold, sensitivity, epsilon, delta)
+    mu, reach = gdp.gdp_mu(manifold, sensitivity, sigma)
+    return sigma, float(mu), float(reach)
 
 
 def _profile_sigma(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> float:

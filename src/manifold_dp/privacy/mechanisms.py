@@ -36,6 +36,9 @@ from .samplers import (
 from .sensitivity import hessian_lower_bound
 from .single_draws import laplace_radius_single_sampler
 from .spd_sampler import (
+    PILOT_CHUNK,
+    spd_laplace_proposals,
+    spd_restricted_acceptance_bound,
     sample_spd_gaussian_log_eigen,
     sample_spd_log_eigen,
     spd_gaussian_acceptance,
@@ -421,10 +424,36 @@ class RiemannianLaplace:
             return cached
         m, rng = self.manifold, np.random.default_rng(20_211)
         edge = m.exp(center, radius * m.random_unit_tangent(center, rng=rng))
-        x, inner = self._draw(edge, trials, rng, 2.0 * radius)
-        rate = max(inner * float(np.mean(m.dist(center, x) <= radius)), 0.5 / trials)
+        if m.laplace_sampler == "spd_log_eigen":
+            rate = self._spd_restricted_acceptance(center, radius, edge, trials, rng)
+        else:
+            x, inner = self._draw(edge, trials, rng, 2.0 * radius)
+            rate = max(inner * float(np.mean(m.dist(center, x) <= radius)), 0.5 / trials)
         _ACCEPTANCE_CACHE[(self.manifold, key)] = rate
         return rate
+
+    def _spd_restricted_acceptance(self, center: Any, radius: float, edge: Any, trials: int,
+                                   rng: np.random.Generator) -> float:
+        """``restricted_acceptance`` on affine-invariant SPD in bounded time and memory: where the
+        public bound ``spd_restricted_acceptance_bound`` (a quadrature) is already below half of
+        ``FIXED_WORK_MINIMUM`` the law is refused on it; else the mean, over ``trials`` stage-2
+        proposals (chunks of ``PILOT_CHUNK``), of their acceptance probability times whether they
+        land in the ball — the same quantity as accepted-and-inside over proposals, without the
+        ``1/acceptance`` proposals per accepted draw of rejection (millions of ``k × k``
+        eigendecompositions near the sampler's limit)."""
+        m = self.manifold
+        k = cast("SPDAffineInvariant", m).k
+        bound = spd_restricted_acceptance_bound(k, float(self.sigma), float(radius))
+        if bound < 0.5 * FIXED_WORK_MINIMUM:
+            return bound
+        half, _ = sqrtm_spd(edge)
+        total = 0.0
+        for start in range(0, trials, PILOT_CHUNK):
+            size = min(PILOT_CHUNK, trials - start)
+            lam, vec, p = spd_laplace_proposals(k, float(self.sigma), 2.0 * radius, size, rng)
+            x = sym(half @ eig_apply(vec, np.exp(lam)) @ half)
+            total += float(np.sum(p * (np.asarray(m.dist(center, x)) <= radius)))
+        return min(max(total / trials, 0.5 / trials), bound)
 
     def check_restricted_feasible(self, minimum: float = 1e-3) -> None:
         """Raise ``ValueError`` (public parameters only) when the restricted law cannot be sampled

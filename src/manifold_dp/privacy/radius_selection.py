@@ -14,8 +14,10 @@ statistical estimation with optimal convergence rates", STOC) restricted to that
 (``c`` the public centre, ``q`` the target quantile; records that are non-finite or not on the
 manifold count at distance 0, as they are replaced by the centre before the release). Replacing
 one record changes each count by at most 1, so the utility's sensitivity is 1 and drawing ``g``
-with probability ``∝ exp(ε₁·u(g; D)/2)·2^−j`` (a public base measure favouring small radii,
-``selection_log_weights``) is ε₁-DP. The release at ``g`` is ε₂-DP (or
+with probability ``∝ exp(ε₁·u(g; D)/2)·b(g)`` is ε₁-DP for any public base measure ``b``
+(``base_log_weights``: it favours the larger, safe radii, so that where the utility cannot tell
+the candidates apart — few records — the draw keeps the records rather than clipping them all
+onto the centre). The release at ``g`` is ε₂-DP (or
 ``(ε₂, δ)``-DP) for every fixed ``g``, so the pair (radius, release) is ``(ε₁ + ε₂, δ)``-DP by
 basic composition (Dwork & Roth 2014, §3.5; sequential: the second mechanism is chosen by the
 first one's output). McSherry & Talwar's mechanism ``∝ exp(ε·q)`` is ``2εΔq``-DP (their Thm 6);
@@ -36,14 +38,16 @@ import numpy as np
 
 from .._validation import _is_real
 
-__all__ = ["AutoRadius", "auto_radius", "default_grid", "quantile_counts", "quantile_utility",
-           "selection_log_weights", "selection_probabilities", "gumbel_select", "GRID_POINTS"]
+__all__ = ["AutoRadius", "auto_radius", "default_grid", "thinned_grid", "safe_radius", "quantile_counts", "quantile_utility",
+           "base_log_weights", "selection_log_weights", "selection_probabilities", "gumbel_select", "GRID_POINTS"]
 
 GRID_POINTS = 48
 GRID_SPAN = 2.0**-12  # the default grid runs from top·2⁻¹² ...
 GRID_TOP = 1.0 - 2.0**-10  # ... to just below its cap
 UNBOUNDED_GRID = (1e-3, 1e3)  # where neither r* nor the float64 reach caps the radius
-SMALLER_RADIUS_PRIOR = math.log(2.0)  # public base measure ∝ 2^−j over the grid (see selection_log_weights)
+LARGER_RADIUS_TILT = 3.0  # nats the base measure gives the safe radius over the far end of the grid (base_log_weights)
+UNBOUNDED_SAFE_RADIUS = 1.0  # the safe radius of the unbounded default grid: its geometric middle
+THINNED_GRID_POINTS = 12  # candidates where each costs a numerical calibration (thinned_grid)
 COUNT_BLOCK = 1 << 14  # records compared with the grid at a time: bounds temporary memory
 
 
@@ -111,6 +115,56 @@ def default_grid(manifold, center):
     return np.geomspace(top * GRID_SPAN, top * GRID_TOP, GRID_POINTS)
 
 
+def thinned_grid(grid, points=None):
+    """Every ``⌈G/points⌉``-th candidate of ``grid``, counted down from its largest (kept): at most
+    ``points`` (default ``THINNED_GRID_POINTS`` = 12) candidates over the same range. For releases
+    whose calibration at each candidate is expensive (the Riemannian Gaussian's quadratures); a
+    public rule."""
+    g = np.asarray(grid, dtype=float)
+    step = max(1, math.ceil(g.size / (THINNED_GRID_POINTS if points is None else points)))
+    return g[::-1][::step][::-1]
+
+
+def safe_radius(manifold, candidates, given):
+    """The radius the base measure favours (public: the manifold and the candidates that passed
+    the public checks): the largest candidate — it clips fewest records — except on the unbounded
+    default grid (``1e-3 … 1e3``: SPD, Euclidean), where the largest is 10⁶ times the smallest and
+    a release at it would be all noise; there the smaller of ``UNBOUNDED_SAFE_RADIUS`` = 1 (the
+    grid's geometric middle) and the largest candidate."""
+    top = float(np.max(np.asarray(candidates, dtype=float)))
+    if not given and math.isinf(float(manifold.assumption_radius)) and not np.isfinite(manifold.max_reach):
+        return min(UNBOUNDED_SAFE_RADIUS, top)
+    return top
+
+
+def base_log_weights(candidates, safe, grid=None):
+    """The public base measure of the selection over ``candidates`` (kept from ``grid``, default
+    the candidates themselves; ``G`` points spanning ``max/min``, step ``h = ln(max/min)/(G − 1)``):
+    ``log b(g) = −T·ln(s/g)/ln(max/min)`` up to ``s`` = ``safe_radius``, rising toward it by
+    ``T`` = ``LARGER_RADIUS_TILT`` = 3 nats across the whole grid, and ``−ln 2·ln(g/s)/h`` above
+    it, halving per grid step (above ``s`` only on the unbounded default grid, where ``s = 1``).
+    On a grid ending at ``s`` this is ``∝ e^(3j/(G−1))``. (On S² with 10 to 30 records, 3 nats beat
+    6 and 10: the larger tilts push the radius toward ``r*``, where the noise costs more than the
+    clipping it avoids; ``benchmarks/auto_radius.py``.)
+
+    Why larger radii: a radius below every record clips them all onto the centre (the release is
+    the centre, whatever the data); one above every record costs only noise, ``∝ r``. Where the
+    utility is flat — few records, ``ε₁·n`` small — the base measure decides, and it must not
+    decide for the bottom of a grid spanning ``2¹²``. Above ``s`` on the unbounded grid every
+    candidate beyond the records has the same utility; halving keeps the draw near the first of
+    them instead of spreading it up to ``1e3``. A function of the grid and ``s`` only (never of
+    the records), so it does not enter the privacy loss: it cancels in the ratio of the two
+    datasets' probabilities up to the normalising constants, each within ``e^(ε₁/2)`` (McSherry &
+    Talwar 2007, Thm 6, with a base measure)."""
+    g = np.asarray(candidates, dtype=float)
+    full = g if grid is None else np.asarray(grid, dtype=float)
+    span = math.log(float(np.max(full) / np.min(full))) if full.size > 1 else 0.0
+    if not span > 0.0:
+        return np.zeros(g.shape)
+    up = np.log(g / safe)
+    return np.where(up <= 0.0, LARGER_RADIUS_TILT * up / span, -math.log(2.0) * up * (full.size - 1) / span)
+
+
 def quantile_counts(distances, grid):
     """``#{i : d_i ≤ g}`` for every ``g`` of ``grid``: every distance is compared with every
     candidate (no sort, no early exit), in blocks of a public size."""
@@ -128,18 +182,12 @@ def quantile_utility(distances, grid, quantile):
     return -np.abs(quantile_counts(distances, grid) - quantile * n)
 
 
-def selection_log_weights(utility, epsilon):
-    """Log-weights ``ε·u/2 − j·ln 2`` of the exponential mechanism for a utility of sensitivity 1
-    over the grid ``g_0 < g_1 < …`` (McSherry & Talwar 2007, Thm 6, with a base measure): ε-DP.
-
-    The base measure ``∝ 2^−j`` is public and favours smaller candidates. Above the largest
-    distance every candidate has the same utility; without it the draw would be uniform over all
-    of them (up to ``1e3`` on SPD and Euclidean) whenever no grid point falls between the quantile
-    and the largest distance — concentrated data, high dimension. A base measure does not enter the
-    privacy loss: it cancels in the ratio of the two datasets' probabilities, up to the
-    normalising constants, which the usual argument bounds by ``e^(ε/2)`` each."""
+def selection_log_weights(utility, epsilon, log_base):
+    """Log-weights ``ε·u/2 + log b`` of the exponential mechanism for a utility of sensitivity 1
+    with the public base measure ``log_base`` (``base_log_weights``; McSherry & Talwar 2007, Thm 6):
+    ε-DP whatever ``b``, as long as it does not depend on the data."""
     u = np.asarray(utility, dtype=float)
-    return 0.5 * epsilon * u - SMALLER_RADIUS_PRIOR * np.arange(u.shape[-1])
+    return 0.5 * epsilon * u + np.asarray(log_base, dtype=float)
 
 
 def selection_probabilities(log_weights):

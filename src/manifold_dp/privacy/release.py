@@ -51,7 +51,7 @@ from ..records import CHUNK, is_dask
 from .._threads import blas_limited
 from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, PreparedRecords, certified_frechet_mean, certified_schedule,
                              mean_squared_distance)
-from . import measurements
+from . import gdp, measurements
 from . import private_ball as _private_ball
 from . import radius_selection as _selection
 from numpy.typing import ArrayLike
@@ -1152,31 +1152,75 @@ del _function
 
 # --- radius="auto": a private radius, then the release at it -------------------------------
 
-SELECTION_THEOREM = ("McSherry & Talwar 2007, Thm 6 (utility of sensitivity 1: weights exp(ε₁·u/2)·2^−j, a public base "
-                     "measure favouring small radii); quantile utility of Smith 2011")
+SELECTION_THEOREM = ("McSherry & Talwar 2007, Thm 6 (utility of sensitivity 1: weights exp(ε₁·u/2)·b(g), a public base "
+                     "measure favouring larger radii, 3 nats across the grid); quantile utility of Smith 2011")
 SELECTION_UTILITY = "u(g) = −|#{i : ρ(center, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one; invalid records at distance 0"
 
 
-def _warn_if_selection_unreliable(auto: AutoRadius, n: int, selection_epsilon: float, candidates: int) -> None:
+def _warn_if_selection_unreliable(auto: AutoRadius, n: int, selection_epsilon: float, log_base: ArrayLike) -> None:
     """``ReleaseWarning`` (public values only) when the exponential mechanism may well pick a
     radius outside the data's range. A candidate beyond every record has utility ``−(1 − q)·n``,
-    one below every record ``−q·n``; the mechanism picks one whose utility is below the best by
-    more than ``2(ln G + s)/ε₁`` with probability at most ``e^−s`` (McSherry & Talwar 2007), so
-    with ``s = 3`` (5 %) it is reliable when ``ε₁·n·min(q, 1 − q) ≥ 2(ln G + 3)``."""
+    one below every record ``−q·n``; with a base measure ``b`` the mechanism picks one whose
+    utility is below the best by more than ``2(ln(B/b(g*)) + s)/ε₁`` with probability at most
+    ``e^−s`` (McSherry & Talwar 2007, Thm 6; ``B = Σ b``, ``g*`` the best candidate), and
+    ``b(g*) ≥ min b``; so with ``s = 3`` (5 %) it is reliable when
+    ``ε₁·n·min(q, 1 − q) ≥ 2(ln(B/min b) + 3)``. Below that the base measure, which favours larger
+    radii, mostly decides: the radius is then likely above the data (a noisier release), seldom
+    below them."""
     q = auto.quantile
+    w = np.asarray(log_base, dtype=float)
     have = selection_epsilon * n * min(q, 1.0 - q)
-    need = 2.0 * (math.log(candidates) + 3.0)
+    need = 2.0 * (float(np.logaddexp.reduce(w - np.min(w))) + 3.0)
     if have < need:
-        _warn(f"radius='auto' is unreliable here: the exponential mechanism over {candidates} candidates may choose a "
-              f"radius outside the data's range (it needs epsilon·budget·n·min(q, 1−q) ≥ {need:.3g}, and "
-              f"{selection_epsilon:g}·{n}·{min(q, 1.0 - q):g} = {have:.3g}); use a larger budget, epsilon or n, a quantile "
-              "nearer 0.5, a shorter grid (AutoRadius(grid=...)), or give the radius", ReleaseWarning)
+        _warn(f"radius='auto' is unreliable here: the exponential mechanism over {w.size} candidates may choose a "
+              f"radius outside the data's range, most likely a larger one (a noisier release; it needs "
+              f"epsilon·budget·n·min(q, 1−q) ≥ {need:.3g}, and {selection_epsilon:g}·{n}·{min(q, 1.0 - q):g} = "
+              f"{have:.3g}); use a larger budget, epsilon or n, a quantile nearer 0.5, a shorter grid "
+              "(AutoRadius(grid=...)), or give the radius", ReleaseWarning)
 
 
-def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
-    """Of events of one kind (the release's at every candidate), the one that charges most: the
-    smallest Gaussian noise multiplier, or the largest pure ε (smallest RR noise parameter)."""
-    return min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter)
+def _dominating_event(events: Sequence[DpEvent]) -> DpEvent:
+    """One event that charges at least as much as each of ``events`` (the release's at every
+    candidate radius), whichever candidate the selection picks.
+
+    Each event is a composition of leaves (``accounting._leaf_events``): pure ε (randomized
+    response), Gaussian (μ-GDP) and ``(0, δ)`` slack. Leaves of one kind are ordered by strength —
+    ε-DP implies ε'-DP for ε' ≥ ε, μ-GDP implies μ'-GDP for μ' ≥ μ (Dong, Roth & Su 2022, the
+    trade-off function ``G_μ`` decreases in μ), ``(0, δ)`` implies ``(0, δ')`` — so the result
+    composes, per kind and per position (each event's leaves of that kind sorted from the
+    strongest), the weakest leaf of the candidates: each candidate's leaf is dominated by the one
+    charged in its place, and composition is monotone in each argument (Dong, Roth & Su 2022, §3:
+    ``f ≥ f'``, ``g ≥ g'`` ⟹ ``f ⊗ g ≥ f' ⊗ g'``); a leaf a candidate lacks only adds to the
+    charge. No heuristic across kinds: events of different kinds are both charged. For one kind
+    with one leaf (a Laplace at every candidate: the same ε₂ by construction) it is the largest."""
+    from dp_accounting import dp_event
+
+    from .accounting import SlackDpEvent, _leaf_events
+
+    # per kind: how to rank leaves (larger key = more privacy loss)
+    kinds: dict[type, Callable[[DpEvent], float]] = {dp_event.RandomizedResponseDpEvent: lambda e: -e.noise_parameter,
+             dp_event.GaussianDpEvent: lambda e: -e.noise_multiplier,
+             SlackDpEvent: lambda e: e.delta}
+    slots: dict[type, list[DpEvent]] = {}
+    for event in events:
+        leaves = _leaf_events(event)
+        for kind, key in kinds.items():
+            mine = sorted((leaf for leaf in leaves if type(leaf) is kind), key=key, reverse=True)
+            column = slots.setdefault(kind, [])
+            for position, leaf in enumerate(mine):
+                if position == len(column):
+                    column.append(leaf)
+                elif key(leaf) > key(column[position]):
+                    column[position] = leaf
+    charged = [leaf for kind in kinds for leaf in slots.get(kind, [])]
+    return charged[0] if len(charged) == 1 else dp_event.ComposedDpEvent(charged)
+
+
+def _numerical_calibration(manifold: Manifold, mechanism: str) -> bool:
+    """Whether the release's calibration at each candidate is a numerical search over quadratures
+    (the Riemannian Gaussian off flat spaces: seconds per candidate) — public: the space and the
+    mechanism. Its default grid is then ``thinned_grid`` (a public rule, before the data are read)."""
+    return mechanism == "riemannian_gaussian" and gdp.profile_method(manifold) != "exact"
 
 
 def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | None, statistic: str,
@@ -1185,6 +1229,8 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
     auto, center, n = p["auto"], p["center"], p["n"]
     given = auto.grid is not None
     grid = np.asarray(auto.grid) if given else _selection.default_grid(manifold, center)
+    if not given and _numerical_calibration(manifold, p["mechanism"]):
+        grid = _selection.thinned_grid(grid)
     selection_epsilon = auto.budget * p["epsilon"]
     release_epsilon = p["epsilon"] - selection_epsilon
     kept: list[float]
@@ -1205,22 +1251,26 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
                          "give a radius, an AutoRadius grid, or a larger epsilon or n")
     if round_to is None:
         check_round_to(None, 0.0)  # the public warning, once
-    _warn_if_selection_unreliable(auto, n, selection_epsilon, len(kept))
+    log_base = _selection.base_log_weights(kept, _selection.safe_radius(manifold, kept, given), grid)
+    _warn_if_selection_unreliable(auto, n, selection_epsilon, log_base)
     check_strict(manifold, X, p["strict"])
     if p["accountant"] is not None:  # both parts at once, before the data are read
         from dp_accounting import dp_event
 
         p["accountant"].charge(dp_event.ComposedDpEvent([
-            pure_dp_event(selection_epsilon), _largest_event([cal.measurement.event for cal, _ in kept_stages])]))
+            pure_dp_event(selection_epsilon), _dominating_event([cal.measurement.event for cal, _ in kept_stages])]))
     utility = _selection.quantile_utility(record_distances(manifold, X, center), kept, auto.quantile)
     rule = ("as given" if given else "geometric: top·2⁻¹² to just below top = min(r*, float64 reach); "
             "1e-3 to 1e3 where top is infinite")
-    note = f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read)"
+    note = (f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read); "
+            f"base measure log b(g) = {_selection.LARGER_RADIUS_TILT:g}·ln(g/s)/ln(max/min of the grid) up to s = "
+            f"{_selection.safe_radius(manifold, kept, given):.4g}, halving per grid step above it (favours larger radii up to s)")
     return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p["epsilon"]),
-                    float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon),
+                    float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon, log_base),
                     lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(
                         manifold, X, center, radius, keep=build is not _mean_plan or _reads_records(manifold, cal),
-                        log_mean=build is not _mean_plan or _reads_log_mean(manifold, cal, radius, n))))
+                        log_mean=build is not _mean_plan or _reads_log_mean(manifold, cal, radius, n))),
+                    log_base=log_base)
 
 
 @dataclass(frozen=True)
@@ -1246,8 +1296,9 @@ class AutoPlan:
     _log_weights: FloatArray = field(repr=False)
     _build: Callable[[float, Calibration, float | None], Plan] = field(repr=False)  # reads the records
     _plans: dict[int, Plan] = field(repr=False, default_factory=dict)
+    log_base: FloatArray | None = field(repr=False, default=None)  # the public base measure over ``candidates``
 
-    def select(self, size=None, *, rng=None):
+    def select(self, size: int | None = None, *, rng: RngLike = None) -> Any:
         return _selection.gumbel_select(self._log_weights, size, rng=as_generator(rng))
 
     def plan_at(self, index: int) -> Plan:
