@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from scipy import sparse
@@ -27,9 +28,12 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("manifold_dp.estimators needs scikit-learn >= 1.6: pip install 'manifold_dp[estimators]'") from error
 
-from ._random import as_generator
+from ._random import RngLike, as_generator
+from ._typing import Array, FloatArray
 from .manifolds import REGISTRY
+from .manifolds.base import Manifold
 from .privacy import private_frechet_mean
+from .privacy.accounting import PrivacyAccountant
 from .privacy.certificate import JsonRecord
 from .privacy.release import ReleaseWarning, record_count
 from .privacy.tangent_pca import private_tangent_pca
@@ -55,7 +59,14 @@ class _PrivateEstimator:
     """What the private estimators share: the records' layouts and the manifold sized from them,
     the noise source, and clones and pickles that never duplicate a budget or a noise stream."""
 
-    def _fit_records(self, X):
+    if TYPE_CHECKING:  # the parameters and fitted attributes of every private estimator
+        manifold: Manifold | str
+        center: Any
+        accountant: PrivacyAccountant | None
+        random_state: RngLike
+        manifold_: Manifold
+
+    def _fit_records(self, X: Any) -> tuple[Manifold, Any, Any, RngLike]:
         """The records of ``fit`` in the manifold's layout: ``(manifold, records, center, rng)``.
         Shapes, dtypes and parameters only: public."""
         _refuse_sparse(X, type(self).__name__)
@@ -67,7 +78,7 @@ class _PrivateEstimator:
         _check_seed(self.random_state, self.accountant)
         return manifold, records, center, rng
 
-    def _points(self, X):
+    def _points(self, X: Any) -> Array:
         """``X`` at ``transform``/``predict`` time as points of ``manifold_`` (not private: the
         records themselves)."""
         _refuse_sparse(X, type(self).__name__)
@@ -81,7 +92,7 @@ class _PrivateEstimator:
         record_count(manifold, records)  # the library's container and layout check
         return manifold.as_points(np.asarray(records))
 
-    def _sized_manifold(self, records):
+    def _sized_manifold(self, records: Any) -> Manifold:
         """``manifold`` itself, or the registered manifold its name sizes from ``records.shape``."""
         if not isinstance(self.manifold, str):
             return self.manifold  # the library checks that it is a manifold
@@ -99,7 +110,7 @@ class _PrivateEstimator:
                              f"to size manifold={self.manifold!r}")
         return REGISTRY[self.manifold].from_width(width)
 
-    def __getstate__(self):
+    def __getstate__(self) -> Any:
         # a pickled Generator is a copy of its state: every joblib worker (n_jobs > 1) would draw the
         # same noise, which differencing across folds removes (found by an adversarial review)
         if isinstance(self.__dict__.get("random_state"), np.random.Generator):
@@ -107,7 +118,7 @@ class _PrivateEstimator:
                             "joblib workers): every copy would draw the same noise; use random_state=None")
         return super().__getstate__()
 
-    def __sklearn_clone__(self):
+    def __sklearn_clone__(self) -> Any:
         # sklearn's clone deep-copies parameters: a copied accountant would let every clone spend the
         # budget afresh, and a copied Generator would give every clone (every cross-validation
         # fold) the same noise, which differencing removes. The clone shares both instead.
@@ -117,14 +128,14 @@ class _PrivateEstimator:
         shared_rng = isinstance(self.random_state, np.random.Generator)
         if shared_rng:
             without_shared.random_state = None
-        twin = super(_PrivateEstimator, without_shared).__sklearn_clone__()
+        twin = super(_PrivateEstimator, without_shared).__sklearn_clone__()  # type: ignore[misc]  # BaseEstimator's (a mixin)
         twin.accountant = self.accountant
         if shared_rng:
             twin.random_state = self.random_state
         return twin
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]  # BaseEstimator's (a mixin)
         tags.input_tags.allow_nan = True  # replaced by the centre, never refused (no error channel)
         tags.input_tags.three_d_array = True  # (n, k, k) covariance matrices, (n, k, 2) landmarks
         return tags
@@ -245,8 +256,10 @@ class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tra
     (50, 9)
     """
 
-    def __init__(self, manifold, *, center, radius, epsilon, delta=None, mechanism="laplace", bound="tight",
-                 calibration="analytic", restrict=False, round_to="auto", accountant=None, random_state=None):
+    def __init__(self, manifold: Manifold | str, *, center: Any, radius: Any, epsilon: float, delta: float | None = None,
+                 mechanism: str = "laplace", bound: str = "tight", calibration: str = "analytic", restrict: bool = False,
+                 round_to: float | str | None = "auto", accountant: PrivacyAccountant | None = None,
+                 random_state: RngLike = None) -> None:
         self.manifold = manifold
         self.center = center
         self.radius = radius
@@ -260,7 +273,7 @@ class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tra
         self.accountant = accountant
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: Any, y: Any = None) -> Self:
         """Release the private Fréchet mean of ``X`` (one release: spends ε; ``y`` is ignored)."""
         for name in FITTED:  # a failed refit must not leave the previous release looking like this one's
             self.__dict__.pop(name, None)
@@ -277,7 +290,7 @@ class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tra
         self.mean_ = release.point
         return self
 
-    def transform(self, X):
+    def transform(self, X: Any) -> FloatArray:
         """Tangent vectors ``log_{mean_}(x)`` of the records, flattened to ``(n, m)`` real coordinates.
 
         NOT private: the output is the records themselves (post-processing of the private mean
@@ -292,7 +305,7 @@ class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tra
         return tangent.astype(float, copy=False)
 
     @property
-    def _n_features_out(self):
+    def _n_features_out(self) -> int:
         """Real coordinates of one tangent vector (names for ``get_feature_names_out``)."""
         shape = self.manifold_.point_shape
         complex_points = np.issubdtype(np.dtype(self.manifold_.dtype), np.complexfloating)
@@ -376,8 +389,10 @@ class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tran
     FITTED = ("mean_", "components_", "explained_variance_", "certificate_", "release_", "manifold_",
               "n_components_")
 
-    def __init__(self, manifold, *, center, radius, epsilon, delta, n_components=None, mean_mechanism="laplace",
-                 mean_share=0.5, calibration="analytic", accountant=None, random_state=None):
+    def __init__(self, manifold: Manifold | str, *, center: Any, radius: float, epsilon: float, delta: float,
+                 n_components: int | None = None, mean_mechanism: str = "laplace", mean_share: float = 0.5,
+                 calibration: str = "analytic", accountant: PrivacyAccountant | None = None,
+                 random_state: RngLike = None) -> None:
         self.manifold = manifold
         self.center = center
         self.radius = radius
@@ -390,7 +405,7 @@ class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tran
         self.accountant = accountant
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: Any, y: Any = None) -> Self:
         """Release the private mean and principal directions of ``X`` (one release; ``y`` is ignored)."""
         for name in self.FITTED:
             self.__dict__.pop(name, None)
@@ -411,7 +426,7 @@ class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tran
         self.n_components_ = len(release.explained_variance)
         return self
 
-    def transform(self, X):
+    def transform(self, X: Any) -> FloatArray:
         """The records' coordinates in the private principal basis, ``(n, n_components_)``: the
         orthonormal tangent coordinates of ``log_{mean_}(x)`` projected on ``components_``.
 
@@ -425,7 +440,7 @@ class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tran
         return np.asarray(coordinates, dtype=float) @ self.release_.component_coordinates.T
 
     @property
-    def _n_features_out(self):
+    def _n_features_out(self) -> int:
         return self.n_components_
 
 
@@ -445,7 +460,7 @@ class MDMCertificate(JsonRecord):
     private_labels: str
     class_certificates: tuple
 
-    def summary(self):
+    def summary(self) -> str:
         lines = [f"private MDM: ({self.epsilon:g}, {self.delta:g})-DP class means of {len(self.classes)} classes",
                  f"  privacy model: {self.privacy_model}", f"  composition: {self.composition}",
                  f"  private labels: {self.private_labels}"]
@@ -530,7 +545,7 @@ class PrivateMDM(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, ClassifierM
 
     __init__ = PrivateFrechetMean.__init__  # the same parameters (sklearn reads this signature)
 
-    def fit(self, X, y):
+    def fit(self, X: Any, y: Any) -> Self:
         """Release one private mean per class (one release of ``(epsilon, delta)``; labels public)."""
         for name in self.FITTED:
             self.__dict__.pop(name, None)
@@ -561,7 +576,7 @@ class PrivateMDM(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, ClassifierM
             private_labels=MDM_PRIVATE_LABELS, class_certificates=tuple(r.certificate for r in releases))
         return self
 
-    def transform(self, X):
+    def transform(self, X: Any) -> FloatArray:
         """Riemannian distances from each record to each class mean, ``(n, n_classes)``; a
         non-finite record gets non-finite distances (and ``predict`` gives it ``classes_[0]``)."""
         check_is_fitted(self, "means_")
@@ -571,12 +586,12 @@ class PrivateMDM(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, ClassifierM
         with np.errstate(all="ignore"):
             return np.asarray(manifold.dist(self.means_[None], points[leading]), dtype=float)
 
-    def predict(self, X):
+    def predict(self, X: Any) -> Array:
         """The class of the nearest private mean."""
         distances = self.transform(X)
         return self.classes_[np.argmin(distances, axis=1)]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Any) -> FloatArray:
         """``softmax(−d²)`` over the classes (pyRiemann's ``MDM``)."""
         scores = -self.transform(X) ** 2
         scores -= scores.max(axis=1, keepdims=True)
@@ -584,11 +599,11 @@ class PrivateMDM(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, ClassifierM
         return weights / weights.sum(axis=1, keepdims=True)
 
     @property
-    def _n_features_out(self):
+    def _n_features_out(self) -> int:
         return len(self.classes_)
 
 
-def _charge_parallel(accountant, manifold, parts, options):
+def _charge_parallel(accountant: PrivacyAccountant | None, manifold: Manifold, parts: Any, options: dict[str, Any]) -> None:
     """Charge one class release's event for the whole fit (parallel composition), before any
     record is read: every class's stage 1–2 (public: its count, the parameters) runs first, and
     the event that charges most is charged (all classes share ε and δ, so they are equal up to
@@ -605,20 +620,20 @@ def _charge_parallel(accountant, manifold, parts, options):
         accountant.charge(min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter))
 
 
-def _is_real_number(value):
+def _is_real_number(value: object) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
-def _is_origin(center):
+def _is_origin(center: object) -> bool:
     return isinstance(center, str) and center == "origin"
 
 
-def _refuse_sparse(X, name="PrivateFrechetMean"):
+def _refuse_sparse(X: Any, name: str = "PrivateFrechetMean") -> None:
     if sparse.issparse(X):
         raise TypeError(f"{name} does not accept sparse X: pass a dense array of records")
 
 
-def _as_array(X):
+def _as_array(X: Any) -> Any:
     """``X`` as an array when numpy can read it (Dask arrays stay lazy, masked arrays stay masked
     for the library to refuse); otherwise ``X`` itself, for the library to refuse with its own error."""
     if is_dask(X):
@@ -629,7 +644,7 @@ def _as_array(X):
         return X
 
 
-def _in_point_layout(manifold, records):
+def _in_point_layout(manifold: Manifold, records: Any) -> Any:
     """Flattened rows reshaped into a layout of one point; complex records refused on a real
     manifold (scikit-learn's ValueError). Shapes and dtypes only: public."""
     dtype = getattr(records, "dtype", None)
@@ -645,7 +660,7 @@ def _in_point_layout(manifold, records):
     return records
 
 
-def _check_seed(random_state, accountant):
+def _check_seed(random_state: RngLike, accountant: PrivacyAccountant | None) -> None:
     """A fixed seed (an int or ``SeedSequence``) makes every fit draw the same noise: releases that
     share it are not independent, so their privacy does not compose — differences of two such
     releases on overlapping data (cross-validation folds, refits) are free of noise. Refused with
@@ -662,7 +677,7 @@ def _check_seed(random_state, accountant):
                   stacklevel=4)  # the caller of fit
 
 
-def _noise_source(random_state):
+def _noise_source(random_state: Any) -> RngLike:
     """``random_state`` → the library's ``rng``: ``None`` stays OS entropy; seeds and Generators
     pass; a legacy ``RandomState`` (sklearn's ``check_random_state``) is refused."""
     accepted = (int, np.integer, np.random.SeedSequence, np.random.Generator)

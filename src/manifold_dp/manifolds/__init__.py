@@ -12,7 +12,7 @@ from .kendall import KendallShape2D
 from .spd import SPDAffineInvariant, SPDLogEuclidean
 from .sphere import Sphere
 
-REGISTRY = {
+REGISTRY: dict[str, type[Manifold]] = {
     "euclidean": Euclidean,
     "sphere": Sphere,
     "hyperbolic": Hyperbolic,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -214,6 +214,7 @@ class Manifold:
     user_point_shapes: tuple[tuple[int, ...], ...] = ()  # other layouts of one point accepted from users (real landmarks)
 
     if TYPE_CHECKING:  # the geometry every space defines (as a field, a property or a method), and its optional parts
+        __dataclass_fields__: ClassVar[dict[str, Any]]  # every space is a frozen dataclass
         @property
         def dim(self) -> int: ...
         @property
@@ -233,6 +234,11 @@ class Manifold:
         def project(self, x: ArrayLike) -> Array: ...
         def random_unit_tangent(self, x: ArrayLike, size: int | tuple[int, ...] | None = None, *,
                                 rng: RngLike = None) -> Array: ...
+        # the registry's constructors (``manifolds.REGISTRY``: the CLI and the shared property suite)
+        @classmethod
+        def from_width(cls, width: int) -> Manifold: ...
+        @classmethod
+        def examples(cls) -> tuple[Manifold, ...]: ...
         # flat charts (``flat_chart``) and Euclidean embeddings (``ambient_dim``)
         def to_chart(self, x: ArrayLike) -> FloatArray: ...
         def from_chart(self, z: ArrayLike) -> Array: ...
