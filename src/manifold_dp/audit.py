@@ -31,13 +31,17 @@ ratio of the pair; ``under_noised`` scales the selection's ε₁ by ``1/factor``
 
 import dataclasses
 import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
-from ._random import as_generator
+from ._random import RngLike, as_generator
+from ._typing import Array
 from .manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
+from .manifolds.base import Manifold
 from .manifolds.kendall import hermitian
 from .privacy import radius_selection as _selection
 from .privacy import release as _release
@@ -73,7 +77,7 @@ class Scenario:
     Its pair loses ``ε₁/2`` in the selection and ``≈ ε₂`` in the release at ``g1`` (``0.75 ε``
     with budget 0.5), so 0.6 under-noises it to ``≈ 1.25 ε``."""
 
-    manifold: object
+    manifold: Manifold
     radius: float
     mechanism: str = "laplace"
     n: int = 10
@@ -124,11 +128,11 @@ class AuditResult:
     statistic: str  # the statistic the held-out selection chose
     epsilon_lb_bits: float = 0.0  # the same bound from the float-bit features alone
 
-    def passed(self):
+    def passed(self) -> bool:
         return self.epsilon_lb <= self.epsilon
 
 
-def clopper_pearson(k, n, alpha):
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     """Two-sided ``1 − alpha`` Clopper–Pearson interval for ``k`` successes in ``n`` trials."""
     from scipy.stats import beta  # here, not at import: scipy.stats costs ~0.5 s to import
 
@@ -168,7 +172,8 @@ def _score(train_a, train_b, values):
     return np.where(cats[idx] == values, table[idx], 0.0)
 
 
-def epsilon_lower_bound(t_a, t_b, delta=0.0, confidence=CONFIDENCE, categorical=()):
+def epsilon_lower_bound(t_a: Any, t_b: Any, delta: float = 0.0, confidence: float = CONFIDENCE,
+                        categorical: tuple[str, ...] = ()) -> Any:
     """ε lower bound from statistics of releases under D (``t_a``) and D' (``t_b``).
 
     ``t_a``, ``t_b``: one array each, or dicts ``name → array`` of several statistics (names in
@@ -177,7 +182,7 @@ def epsilon_lower_bound(t_a, t_b, delta=0.0, confidence=CONFIDENCE, categorical=
     does not bias it. Returns ``(epsilon_lb, chosen statistic)`` for dicts, ``epsilon_lb`` else."""
     single = not isinstance(t_a, dict)
     stats_a, stats_b = ({"t": t_a}, {"t": t_b}) if single else (t_a, t_b)
-    best = (-np.inf, None, 1, np.inf, None)
+    best: tuple[Any, ...] = (-np.inf, None, 1, np.inf, None)
     for name in stats_a:
         a, b = np.asarray(stats_a[name]), np.asarray(stats_b[name])
         ha, hb = a.size // 2, b.size // 2
@@ -194,7 +199,7 @@ def epsilon_lower_bound(t_a, t_b, delta=0.0, confidence=CONFIDENCE, categorical=
     return lb if single else (lb, name)
 
 
-def float_bit_features(y, coordinates=BIT_COORDINATES):
+def float_bit_features(y: Array, coordinates: int = BIT_COORDINATES) -> dict[str, Array]:
     """Categorical features of the raw float64 bits of the first ``coordinates`` real numbers of
     each release: exponent (with sign), low 8 mantissa bits, trailing zero bits of the mantissa."""
     flat = np.ascontiguousarray(np.asarray(y).reshape(len(y), -1))
@@ -212,14 +217,14 @@ def float_bit_features(y, coordinates=BIT_COORDINATES):
     return out
 
 
-def public_center(m, offset, rng):
+def public_center(m: Manifold, offset: float, rng: np.random.Generator) -> Array:
     """A public centre at distance ``offset`` from the origin, in a random direction."""
     if offset == 0:
         return m.origin
     return m.exp(m.origin, offset * m.random_unit_tangent(m.origin, rng=rng))
 
 
-def neighbouring_pair(m, center, radius, n, rng):
+def neighbouring_pair(m: Manifold, center: Array, radius: float, n: int, rng: np.random.Generator) -> tuple[Array, Array]:
     """``n − 1`` records on one point of the ball's edge; the last one there (D) or opposite (D')."""
     u = m.random_unit_tangent(center, rng=rng)
     a, b = m.exp(center, radius * u), m.exp(center, -radius * u)
@@ -229,16 +234,17 @@ def neighbouring_pair(m, center, radius, n, rng):
     return D, D2
 
 
-def auto_radius_pair(m, center, auto, n, rng):
+def auto_radius_pair(m: Manifold, center: Array, auto: AutoRadius, n: int,
+                     rng: np.random.Generator) -> tuple[Array, Array]:
     """A pair for ``radius=auto`` over a two-point grid ``g1 < g2`` with ``q·n`` an integer:
     ``q·n − 1`` records at ``g1/2``, one between ``g1`` and ``g2``, the rest at ``3·g2``, along
     one direction ``u``; the last record at ``0.998·g1`` on ``u`` (``D``) or at ``3·g2`` on ``−u``
     (``D'``). The counts below ``g1`` and ``g2`` are ``(qn, qn + 1)`` and ``(qn − 1, qn)``, so the
     utilities swap (``(0, −1)`` against ``(−1, 0)``), and at ``g1`` the last record sits on
     opposite edges of the ball (the mean moves by ≈ Δ)."""
-    g1, g2 = auto.grid
+    g1, g2 = cast("tuple[float, float]", auto.grid)  # the pair is built for a two-point grid
     k = int(round(auto.quantile * n)) - 1
-    if not (1 <= k and k + 2 < n):
+    if not (k >= 1 and k + 2 < n):
         raise ValueError(f"auto_radius_pair needs 2 <= q·n <= n − 2, got q·n = {auto.quantile * n:g}")
     u = m.random_unit_tangent(center, rng=rng)
     at = lambda t: np.asarray(m.exp(center, t * u))
@@ -260,7 +266,7 @@ def _quiet():
 
 
 @contextmanager
-def under_noised(factor):
+def under_noised(factor: float) -> Iterator[None]:
     """Inside the block every release pipeline builds its measurement with σ × ``factor`` (and
     reports it): the mechanism a buggy calibration would build. For power checks only; not
     thread-safe."""
@@ -301,7 +307,8 @@ def _statistics(m, y, mean, mean2, kng_records, base=None):
     return stats
 
 
-def audit(name, samples=100_000, epsilon=1.0, noise_factor=1.0, *, rng=None, progress=None):
+def audit(name: str, samples: int = 100_000, epsilon: float = 1.0, noise_factor: float | str = 1.0, *,
+          rng: RngLike = None, progress: Callable[[int, int], Any] | None = None) -> AuditResult:
     """Audit scenario ``name`` of ``SCENARIOS`` with ``samples`` releases from each dataset,
     drawn through the public pipeline (``round_to`` left at its default). ``noise_factor < 1``
     under-noises the calibrated mechanism (``under_noised``); ``"power"`` uses the scenario's
@@ -404,7 +411,8 @@ def _result(name, sc, joined, categorical, bit_names, epsilon, samples, noise_fa
     return AuditResult(name, epsilon, delta, lb, samples, float(noise_factor), slack, stat, lb_bits)
 
 
-def power_check(name, samples=100_000, epsilon=1.0, *, rng=None, progress=None):
+def power_check(name: str, samples: int = 100_000, epsilon: float = 1.0, *, rng: RngLike = None,
+                progress: Callable[[int, int], Any] | None = None) -> AuditResult:
     """The scenario's audit, under-noised so that the audited pair loses ``ε/power_factor``: a
     powerful audit reports ``ε_LB > ε``."""
     return audit(name, samples, epsilon, noise_factor="power", rng=rng, progress=progress)
