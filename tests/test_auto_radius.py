@@ -225,3 +225,148 @@ def test_concentrated_records_do_not_send_the_radius_to_the_top_of_the_grid():
     first_above = min(g for g in plan.candidates if g >= 1.0)
     # halving per grid step: P(first above) ≈ 1/2, P(5 or more steps above, > 4) ≈ 2^-5
     assert np.mean(chosen == first_above) > 0.45 and np.mean(chosen > 4.0) < 0.05
+
+
+# --- the public base measure, the cached pilots, the dominating charge ------------------------
+
+def test_small_n_chooses_a_radius_that_keeps_the_records_not_the_grid_bottom():
+    """S², 30 records in a cap of radius 0.35 around a point 0.15 from the public centre, ε = 1:
+    the exact law of the selection (no sampling: the plan's own probabilities, fixed seed 7). The
+    former base measure 2^−j put ≈ 94 % of its mass on the bottom four candidates (2e-4 … 3e-4);
+    now ≥ 75 % is on radii of at least half the true 0.9-quantile and < 5 % on the bottom half."""
+    from manifold_dp.data import sphere_cap
+    from manifold_dp.privacy.radius_selection import selection_probabilities
+
+    S = Sphere(2)
+    center = S.exp(S.origin, np.array([0.0, 0.15, 0.0]))
+    X = sphere_cap(30, radius=0.35, rng=np.random.default_rng(7))
+    q = np.quantile(S.dist(center, X), 0.9)
+    plan = plan_release(X, S, center=center, radius="auto", epsilon=1.0)
+    p, g = selection_probabilities(plan._log_weights), np.asarray(plan.candidates)
+    assert p[g >= q / 2].sum() > 0.75 and p[g < g[g.size // 2]].sum() < 0.05
+
+
+def test_base_measure_is_a_function_of_public_values_only():
+    """The same public parameters (space, centre, n, ε, grid) give the same base measure whatever
+    the records: here two unrelated record sets and a neighbouring pair."""
+    from manifold_dp.privacy.radius_selection import base_log_weights, safe_radius
+
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.1, size=200, rng=30)
+    Y = S.random_point(S.exp(S.origin, np.array([0.0, 0.5, 0.0])), 0.05, size=200, rng=31)
+    Z = X.copy()
+    Z[0] = Y[0]
+    plans = [plan_release(D, S, center=S.origin, radius="auto", epsilon=1.0) for D in (X, Y, Z)]
+    assert all(np.array_equal(plans[0].log_base, p.log_base) for p in plans[1:])
+    assert not np.array_equal(plans[0]._log_weights, plans[1]._log_weights)  # the utility does read the records
+    grid = default_grid(S, S.origin)
+    assert np.array_equal(plans[0].log_base, base_log_weights(np.asarray(plans[0].candidates),
+                                                             safe_radius(S, plans[0].candidates, False), grid))
+    # rising toward the largest candidate by 3 nats across the grid; on the unbounded grid, halving above 1
+    assert np.all(np.diff(plans[0].log_base) > 0) and plans[0].log_base[-1] == 0.0
+    E = Euclidean(2)
+    b = base_log_weights(default_grid(E, E.origin), 1.0)
+    g = default_grid(E, E.origin)
+    assert g[np.argmax(b)] == pytest.approx(1.0, rel=0.2) and b[-1] - b[-2] == pytest.approx(-math.log(2.0))
+
+
+def test_spd_auto_computes_each_public_pilot_once_and_never_rejection_samples_to_filter(monkeypatch):
+    """Affine-invariant SPD(6) with few records, where the large candidates need the restricted
+    law: filtering the grid draws no rejection sample of the law (the restricted acceptance is a
+    quadrature bound, then a fixed number of weighted proposals), and a second ``"auto"`` release
+    with the same public parameters (other records, same n) computes no pilot at all."""
+    from manifold_dp.privacy import mechanisms, spd_sampler
+
+    m = SPDAffineInvariant(6)
+    rng = np.random.default_rng(40)
+    A = rng.standard_normal((2, 40, 6, 18))
+    X, Y = A @ np.swapaxes(A, -1, -2) / 18
+    for cached in (spd_sampler.spd_sampler_acceptance, spd_sampler.spd_restricted_acceptance_bound):
+        cached.cache_clear()
+    monkeypatch.setattr(mechanisms, "_ACCEPTANCE_CACHE", {})
+
+    def no_rejection(*args, **kwargs):
+        raise AssertionError("the public checks drew from the law")
+
+    proposals = []
+    original = mechanisms.spd_laplace_proposals
+    monkeypatch.setattr(mechanisms, "spd_laplace_proposals", lambda *a: proposals.append(a[3]) or original(*a))
+    monkeypatch.setitem(mechanisms.LAPLACE_SAMPLERS, "spd_log_eigen", no_rejection)
+    plan = plan_release(X, m, center=np.eye(6), radius="auto", epsilon=1.0)
+    assert any(cal.restricted for cal, _ in plan.stages) or mechanisms._ACCEPTANCE_CACHE  # the restricted path ran
+    restricted = len(mechanisms._ACCEPTANCE_CACHE)
+    assert sum(proposals) <= 20_000 * restricted  # a fixed number of proposals per restricted candidate
+    pilots = spd_sampler.spd_sampler_acceptance.cache_info().misses
+    bounds = spd_sampler.spd_restricted_acceptance_bound.cache_info().misses
+    assert pilots <= 2 * len(default_grid(m, np.eye(6)))  # at most one per (σ, ρ_max) of each candidate
+    proposals.clear()
+    again = plan_release(Y, m, center=np.eye(6), radius="auto", epsilon=1.0)
+    assert again.candidates == plan.candidates and proposals == []
+    assert spd_sampler.spd_sampler_acceptance.cache_info().misses == pilots
+    assert spd_sampler.spd_restricted_acceptance_bound.cache_info().misses == bounds
+    assert len(mechanisms._ACCEPTANCE_CACHE) == restricted
+
+
+def test_spd_restricted_acceptance_bound_is_above_the_monte_carlo_estimate():
+    """The CAT(0) quadrature bound against the rejection sampler's own estimate (20,000 accepted
+    draws from a boundary footpoint, fixed seed): above it up to 4 binomial standard errors, and
+    within 15 % of it (the bound is nearly tight where the Jensen envelope is)."""
+    from manifold_dp.privacy.mechanisms import RiemannianLaplace
+    from manifold_dp.privacy.spd_sampler import spd_restricted_acceptance_bound
+
+    for k, sigma, r in [(2, 0.3, 1.0), (3, 0.3, 0.5), (5, 0.05, 1.0)]:
+        m = SPDAffineInvariant(k)
+        law = RiemannianLaplace(m, sigma, restrict_to=(np.eye(k), r))
+        rng = np.random.default_rng(20_211)
+        edge = m.exp(np.eye(k), r * m.random_unit_tangent(np.eye(k), rng=rng))
+        x, inner = law._draw(edge, 20_000, rng, 2 * r)
+        estimate = inner * float(np.mean(m.dist(np.eye(k), x) <= r))
+        bound = spd_restricted_acceptance_bound(k, sigma, r)
+        assert bound >= estimate - 4 * math.sqrt(estimate * (1 - estimate) / 20_000)
+        assert bound <= 1.15 * estimate and law.restricted_acceptance() <= bound
+
+
+def test_dominating_event_charges_at_least_every_candidate():
+    from dp_accounting import dp_event
+
+    from manifold_dp.privacy.accounting import gaussian_dp_event, pure_dp_event, slack_dp_event
+    from manifold_dp.privacy.release import _dominating_event
+
+    events = [pure_dp_event(0.5), dp_event.ComposedDpEvent([gaussian_dp_event(2.0), slack_dp_event(1e-12)]),
+              dp_event.ComposedDpEvent([gaussian_dp_event(1.5), slack_dp_event(3e-13)]), pure_dp_event(0.8)]
+    charged = _dominating_event(events)
+    assert charged == dp_event.ComposedDpEvent([pure_dp_event(0.8), gaussian_dp_event(1.5), slack_dp_event(1e-12)])
+    for e in events:
+        assert PrivacyAccountant(100.0, 1e-6).spent([charged]) >= PrivacyAccountant(100.0, 1e-6).spent([e])
+    assert _dominating_event([pure_dp_event(0.3), pure_dp_event(0.7)]) == pure_dp_event(0.7)
+
+
+def test_riemannian_gaussian_auto_with_an_accountant_charges_a_dominating_event():
+    """Before: ``AttributeError`` in the charge (a composed Gaussian-and-slack event has no RR noise
+    parameter). Now the charge is the selection's ε₁ and, per kind, the weakest leaf over the
+    candidates: no candidate's μ above the charged one, no slack above the charged slack."""
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.2, size=300, rng=50)
+    acc = PrivacyAccountant(10.0, 1e-3)
+    auto = AutoRadius(grid=(0.1, 0.25, 0.5))
+    plan = plan_release(X, S, center=S.origin, radius=auto, epsilon=1.0, delta=1e-6, mechanism="riemannian_gaussian",
+                        accountant=acc)
+    leaves = acc.events  # the charge's leaves: the selection's ε₁, then the release's
+    gauss = [e for e in leaves if hasattr(e, "noise_multiplier")]
+    slack = [e for e in leaves if hasattr(e, "delta")]
+    assert len(plan.candidates) == 3 and len(gauss) == 1 and len(slack) == 1
+    for cal, _ in plan.stages:
+        g, s = cal.measurement.event.events
+        assert gauss[0].noise_multiplier <= g.noise_multiplier and slack[0].delta >= s.delta
+    assert S.check_point(plan.release(rng=51).value)[0]
+
+
+def test_numerical_calibrations_get_a_thinned_default_grid():
+    from manifold_dp.privacy.radius_selection import THINNED_GRID_POINTS, thinned_grid
+    from manifold_dp.privacy.release import _numerical_calibration
+
+    grid = default_grid(Sphere(2), Sphere(2).origin)
+    thin = thinned_grid(grid)
+    assert thin.size <= THINNED_GRID_POINTS and thin[-1] == grid[-1] and set(thin) <= set(grid)
+    assert _numerical_calibration(Sphere(2), "riemannian_gaussian")
+    assert not _numerical_calibration(Euclidean(2), "riemannian_gaussian") and not _numerical_calibration(Sphere(2), "laplace")
