@@ -27,17 +27,27 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from .._typing import Array, FloatArray
+from ..manifolds.base import Manifold
 from .._validation import _is_real, check_radius
 from ..records import is_dask
 from . import radius_selection as _selection
 from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .certificate import BallStage, CenterSelection
+
+if TYPE_CHECKING:
+    from .accounting import DpEvent, PrivacyAccountant
+    from .ball_first_stage import FirstStage
+    from .release import Calibration, Plan, PrivateRelease, Public
 
 __all__ = ["AutoCenter", "auto_center", "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
 
@@ -78,7 +88,7 @@ class AutoCenter:
     recentre_budget: float = 0.2
     bound: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("budget", "radius_budget", "recentre_budget"):
             value = getattr(self, name)
             if not _is_real(value) or not 0.0 < value < 1.0:
@@ -91,7 +101,7 @@ class AutoCenter:
             raise ValueError(f"AutoCenter.bound must be a finite number > 0 or None, got {self.bound!r}")
 
 
-def auto_center(center):
+def auto_center(center: object) -> AutoCenter | None:
     """The ``AutoCenter`` that ``center`` asks for, or ``None`` for a point."""
     if isinstance(center, AutoCenter):
         return center
@@ -100,7 +110,7 @@ def auto_center(center):
     return None
 
 
-def ball_grid(manifold, stage):
+def ball_grid(manifold: Manifold, stage: FirstStage) -> FloatArray:
     """The public candidate radii around a centre of the first stage's safe region:
     ``BALL_GRID_POINTS`` geometric points from ``top·2^-10`` to ``top·(1 − 2^-10)``, where ``top``
     is ``r*`` (sphere, Kendall), ``max_reach − B`` (hyperbolic), or ``2b√k`` / ``2B`` (SPD: the
@@ -108,14 +118,14 @@ def ball_grid(manifold, stage):
     Euclidean: two points of the ball ``B``)."""
     top = float(manifold.assumption_radius)
     if np.isfinite(manifold.max_reach):
-        top = min(top, float(manifold.max_reach) - float(manifold.exp_coordinate_offset(stage.reference)))
+        top = min(top, float(manifold.max_reach) - float(cast(float, manifold.exp_coordinate_offset(stage.reference))))
     if math.isinf(top):
         scale = math.sqrt(manifold.k) if hasattr(manifold, "k") else 1.0
-        top = 2.0 * stage.bound * scale
+        top = 2.0 * cast(float, stage.bound) * scale  # spaces without a finite r* have a bound
     return np.geomspace(top * BALL_GRID_SPAN, top * BALL_GRID_TOP, BALL_GRID_POINTS)
 
 
-def ball_log_weights(utility, epsilon):
+def ball_log_weights(utility: ArrayLike, epsilon: float) -> FloatArray:
     """``ε·u/2 + LARGER_RADIUS_TILT·j/(G − 1)``: the exponential mechanism for a utility of
     sensitivity 1 (ε-DP, McSherry & Talwar 2007, Thm 6) with a public base measure ``∝ e^(6j/(G−1))``
     that favours larger radii. Where the utility is flat (no record within any candidate: the
@@ -126,7 +136,7 @@ def ball_log_weights(utility, epsilon):
     return 0.5 * epsilon * u + LARGER_RADIUS_TILT * np.arange(u.size) / max(u.size - 1, 1)
 
 
-def _shares(ac, radius_private, reliable):
+def _shares(ac: AutoCenter, radius_private: bool, reliable: bool) -> tuple[float, list[float], list[float], float]:
     """``(centre, [radius per round], [recentre per round], release)`` shares of ε (public)."""
     rounds = ac.rounds
     radius = [ac.radius_budget if radius_private and reliable else 0.0] * rounds
@@ -139,13 +149,14 @@ def _shares(ac, radius_private, reliable):
     return centre, radius, recentre, release
 
 
-def plan_private_ball(X, manifold, *, center, radius, epsilon, delta, mechanism, bound, calibration, restrict, round_to,
-                      accountant, strict):
+def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: float, delta: float | None,
+                      mechanism: str, bound: str, calibration: str, restrict: bool, round_to: float | str | None,
+                      accountant: PrivacyAccountant | None, strict: bool) -> BallPlan:
     """Stages 1–3 before the draws: public checks, every stage calibrated, the accountant
     charged once, the first stage's statistic read. Returns a ``BallPlan``."""
     from . import release as rel
 
-    ac = auto_center(center)
+    ac = cast(AutoCenter, auto_center(center))  # the release path comes here for an AutoCenter only
     if not supports(manifold):
         raise ValueError(f"center='auto' has no first stage for {manifold!r}")
     if mechanism in UNSUPPORTED_MECHANISMS:
@@ -170,6 +181,8 @@ def plan_private_ball(X, manifold, *, center, radius, epsilon, delta, mechanism,
     shares = _shares(ac, radius_private, reliable)
     centre_share, radius_shares, recentre_shares, release_share = shares
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
+    kept: list[float]
+    kept_stages: list[list[tuple[Calibration, float | None]]]
     kept, kept_stages = [], []
     for g in grid:  # every candidate must pass the public checks at the safe region's worst point
         try:
@@ -204,13 +217,13 @@ def plan_private_ball(X, manifold, *, center, radius, epsilon, delta, mechanism,
                     round_to, reliable, stage.statistic(sanitised))
 
 
-def _largest_event(events):
+def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
     """Of events of one kind (a release's at every candidate), the one that charges most: the
     smallest Gaussian noise multiplier, or the largest pure ε (smallest RR noise parameter)."""
     return min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter)
 
 
-def _first_event(stage):
+def _first_event(stage: FirstStage) -> DpEvent:
     if stage.noise == "gaussian":
         return gaussian_dp_event(stage.scale / stage.sensitivity)
     return pure_dp_event(stage.epsilon)
@@ -221,34 +234,34 @@ class BallPlan:
     """``center="auto"`` calibrated and charged; ``release(rng)`` runs the private stages and the
     release (``draw(size)``: that many independent releases, for audits)."""
 
-    manifold: object
-    _X: object = field(repr=False)
-    public: dict = field(repr=False)
+    manifold: Manifold
+    _X: Any = field(repr=False)
+    public: Public = field(repr=False)
     auto: AutoCenter
-    first: object
-    candidates: tuple
+    first: FirstStage
+    candidates: tuple[float, ...]
     select_radius: bool
     quantile: float | None
-    shares: tuple
-    round_to: object
+    shares: tuple[float, list[float], list[float], float]
+    round_to: float | str | None
     reliable: bool
-    _statistic: np.ndarray = field(repr=False)
+    _statistic: FloatArray = field(repr=False)
 
     @property
-    def epsilon(self):
-        return self.public["epsilon"]
+    def epsilon(self) -> float:
+        return cast(float, self.public["epsilon"])
 
-    def draw(self, size=None, *, rng=None):
+    def draw(self, size: int | None = None, *, rng: RngLike = None) -> Array:
         rng = as_generator(rng)
         if size is None:
-            return self.release(rng=rng).point
+            return cast(Array, self.release(rng=rng).point)
         return np.stack([self.release(rng=rng).point for _ in range(int(size))])
 
-    def centre(self, *, rng=None):
+    def centre(self, *, rng: RngLike = None) -> Array:
         """The first stage alone (its point), for audits of its noise."""
         return self.first.privatise(self._statistic, as_generator(rng))
 
-    def _radius(self, center, share, rng):
+    def _radius(self, center: Array, share: float, rng: np.random.Generator) -> int:
         """The exponential mechanism over the candidates (uniform base measure), or the one
         public candidate when the selection is skipped."""
         if not self.select_radius:
@@ -259,7 +272,8 @@ class BallPlan:
         utility = _selection.quantile_utility(distances, self.candidates, self.quantile)
         return int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
 
-    def _release_at(self, center, radius, share, rng):
+    def _release_at(self, center: Array, radius: float, share: float,
+                    rng: np.random.Generator) -> tuple[Array, Plan, Calibration, float | None]:
         """The chosen mechanism at ``(center, radius)`` with ``share·ε``; a centre whose public
         checks fail (they pass everywhere in the safe region: not expected) is replaced by the safe
         region's reference point, a function of the released centre only."""
@@ -279,7 +293,7 @@ class BallPlan:
         point, acceptance = plan.draw_with_stats(None, rng=rng)
         return point, plan, cal, acceptance
 
-    def release(self, *, rng=None):
+    def release(self, *, rng: RngLike = None) -> PrivateRelease:
         """One private release: centre, ``rounds`` × (radius, re-centre), release."""
         from .release import PrivateRelease
 
@@ -309,12 +323,12 @@ class BallPlan:
                                           center_selection=selection)
         return PrivateRelease(point, certificate)
 
-    def _first_record(self):
+    def _first_record(self) -> BallStage:
         f = self.first
         return BallStage(stage="centre", mechanism=f.noise, theorem=f.theorem, statistic=f.title, sensitivity=f.sensitivity,
                          sensitivity_bound=f.rule, scale=f.scale, epsilon=f.epsilon, delta=f.delta, radius=None)
 
-    def _radius_record(self, share, radius):
+    def _radius_record(self, share: float, radius: float) -> BallStage:
         if not self.select_radius:
             why = ("the radius was given" if len(self.candidates) == 1 and self.public["auto"] is None else
                    "small n·epsilon: the exponential mechanism could not tell the data's scale, so the largest public "
@@ -328,7 +342,7 @@ class BallPlan:
                          scale=2.0 / (share * self.epsilon), epsilon=share * self.epsilon, delta=0.0, radius=float(radius))
 
 
-def _release_record(name, cal, radius):
+def _release_record(name: str, cal: Calibration, radius: float) -> BallStage:
     m = cal.measurement
     return BallStage(stage=name, mechanism=m.mechanism, theorem=m.theorem, statistic="frechet_mean",
                      sensitivity=m.sensitivity, sensitivity_bound=cal.sensitivity_bound, scale=m.scale,

@@ -280,7 +280,9 @@ def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilo
                 mechanism_selection=selection)
 
 
-def _auto_mechanism(manifold, *, n, center, radius, auto, epsilon, delta, bound, calibration, restrict, dask):
+def _auto_mechanism(manifold: Manifold, *, n: int, center: Array, radius: Any, auto: Any, epsilon: float,
+                    delta: float | None, bound: str, calibration: str, restrict: bool,
+                    dask: bool) -> tuple[str, MechanismSelection]:
     """``mechanism="auto"``: the mechanism with the smallest expected noise distance at the public
     parameters (``privacy.planning.choose_mechanism``) and the certificate's record of the choice."""
     if auto is not None:
@@ -348,7 +350,8 @@ def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radi
     return Calibration(meas, accuracy, _bound_name(manifold, bound, kind), _optimisation_note(manifold, radius, accuracy, n))
 
 
-def mean_sensitivity(manifold, kind, *, n, center, radius, bound):
+def mean_sensitivity(manifold: Manifold, kind: str, *, n: int, center: Array, radius: float,
+                     bound: str) -> tuple[float, float]:
     """``(Δ, accuracy)`` of the certified Fréchet mean for the intrinsic mechanisms (``kind``
     ``"laplace"`` or ``"kng"``): the bound of ``frechet_mean_sensitivity`` widened by the float
     error of the geometry, plus twice the public optimisation slack (not for KNG on a curved space,
@@ -508,7 +511,7 @@ def warn_if_mostly_noise(manifold: Manifold, statistic: str, measurement: measur
               ReleaseWarning)
 
 
-def warn_if_near_limit(manifold, radius, mechanism, bound):
+def warn_if_near_limit(manifold: Manifold, radius: float, mechanism: str, bound: str) -> None:
     """``ReleaseWarning`` (public) when ``radius`` is so close to ``r*`` that the sensitivity
     factor (``L/h``; ``L`` for KNG) exceeds ``planning.STEEP_GROWTH`` times its value at ``r*/2``:
     there the noise scale grows steeply (it diverges at ``r*``). Not for the ambient mechanisms,
@@ -892,7 +895,8 @@ def _mean_plan(manifold: Manifold, p: Public, radius: float, cal: Calibration, g
 def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius,
                  epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                  calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
-                 accountant: PrivacyAccountant | None = None, strict: bool = False) -> Plan | AutoPlan:
+                 accountant: PrivacyAccountant | None = None,
+                 strict: bool = False) -> Plan | AutoPlan | _private_ball.BallPlan:
     """Stages 1–4 of ``private_frechet_mean`` without the draw (audits and experiments draw many
     releases from one calibrated plan). Charges ``accountant`` once. With ``radius="auto"`` the
     plan is an ``AutoPlan``, whose draws are pairs ``(radius, release)``; with ``center="auto"`` a
