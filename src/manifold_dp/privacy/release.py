@@ -33,35 +33,37 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import warnings
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import gammainccinv
 
-from .._random import as_generator
+from .._random import RngLike, as_generator
+from .._threads import blas_limited
+from .._typing import Array, BoolArray, FloatArray
 from .._validation import check_delta, check_epsilon, check_positive, check_radius
 from ..manifolds import Euclidean
-from ..manifolds.base import check_order, finite_rows, select
+from ..manifolds.base import Manifold, check_order, finite_rows, select
 from ..records import CHUNK, is_dask
-from .._threads import blas_limited
-from ..stats.frechet import (MAX_CERTIFIED_ITERATIONS, PreparedRecords, certified_frechet_mean, certified_schedule,
-                             mean_squared_distance)
+from ..stats.frechet import (
+    MAX_CERTIFIED_ITERATIONS,
+    PreparedRecords,
+    certified_frechet_mean,
+    certified_schedule,
+    mean_squared_distance,
+)
 from . import gdp, measurements
 from . import private_ball as _private_ball
 from . import radius_selection as _selection
-from numpy.typing import ArrayLike
-
-from .._random import RngLike
-from .._typing import Array, BoolArray, FloatArray
-from ..manifolds.base import Manifold
 from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
-from .mechanisms import is_hadamard
 from .certificate import Certificate, MechanismCandidate, MechanismSelection, RadiusSelection
+from .mechanisms import is_hadamard
 from .radius_selection import AutoRadius
 from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity
 
@@ -187,7 +189,7 @@ class PrivateRelease:
 def validate_center(manifold: Manifold, center: Any) -> Array:
     """The public centre as one point of ``manifold`` (no batch axes), or a ``ValueError``/``TypeError``
     naming ``center``. Layouts in ``manifold.user_point_shapes`` (Kendall: real landmarks) too."""
-    if isinstance(center, (str, bytes)) or isinstance(center, np.ma.MaskedArray):
+    if isinstance(center, (str, bytes, np.ma.MaskedArray)):
         raise TypeError(f"center must be a numeric array holding one point of {manifold!r}, got {type(center).__name__}")
     try:
         c = np.asarray(center)
@@ -258,7 +260,8 @@ def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilo
                          "Dask arrays; give a number, or choose it on a sample you may spend budget on")
     center = validate_center(manifold, center)
     if mechanism == "tangent_gaussian" and not manifold.flat_chart:
-        raise ValueError(f"mechanism='tangent_gaussian' needs a manifold with a flat chart (SPDLogEuclidean, Euclidean), got {manifold!r}")
+        raise ValueError("mechanism='tangent_gaussian' needs a manifold with a flat chart (SPDLogEuclidean, Euclidean), "
+                         f"got {manifold!r}")
     if mechanism in measurements.AMBIENT_MECHANISMS and manifold.ambient_dim is None:
         raise ValueError(f"mechanism={mechanism!r} needs an ambient embedding; {manifold!r} has none")
     if mechanism in measurements.WRAPPED_MECHANISMS and not is_hadamard(manifold):
@@ -331,7 +334,8 @@ def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radi
         sens = ambient_sensitivity(manifold, n=n, radius=radius, center=center)
         meas = measurements.ambient(manifold, mechanism, sens, epsilon, delta, calibration=calibration,
                                     floor=manifold.ambient_floor(center, radius))
-        return Calibration(meas, 0.0, "ambient ball radius r_E (2021 Prop. 1 / chord)", "exact Euclidean mean of the embedded records")
+        return Calibration(meas, 0.0, "ambient ball radius r_E (2021 Prop. 1 / chord)",
+                           "exact Euclidean mean of the embedded records")
     kind = "kng" if mechanism == "kng" else "laplace"
     sens, accuracy = mean_sensitivity(manifold, kind, n=n, center=center, radius=radius, bound=bound)
     if mechanism == "tangent_gaussian":
@@ -767,7 +771,8 @@ def finish(manifold: Manifold, points: ArrayLike, center: Array, grid: float | N
         with np.errstate(all="ignore"):                          # relative eigenvalue floor), on the draw alone
             points = manifold.snap(points, 0.0)
     if not manifold.check_point(points)[0]:
-        raise RuntimeError(f"the release at noise scale sigma={sigma:.4g} is not representable in float64 on {manifold!r}; nothing was released")
+        raise RuntimeError(f"the release at noise scale sigma={sigma:.4g} is not representable in float64 on {manifold!r}; "
+                           "nothing was released")
     return points
 
 
@@ -953,7 +958,9 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
     delta : float, optional
         δ ∈ (0, 1), required by the Gaussian mechanisms; a pure ε-DP release reports
         ``delta = 0`` whatever is given.
-    mechanism : {"laplace", "kng", "tangent_gaussian", "ambient_laplace", "coordinate_laplace", "ambient_gaussian", "riemannian_gaussian", "wrapped_laplace", "wrapped_gaussian"}
+    mechanism : str
+        One of ``"laplace"``, ``"kng"``, ``"tangent_gaussian"``, ``"ambient_laplace"``, ``"coordinate_laplace"``,
+        ``"ambient_gaussian"``, ``"riemannian_gaussian"``, ``"wrapped_laplace"``, ``"wrapped_gaussian"``.
         ``"laplace"``: Riemannian Laplace (Reimherr et al. 2021, Thm 1/3), ``σ = Δ/ε``
         unrestricted when that law is integrable and fits float64, else (or with
         ``restrict=True``) ``σ = 2Δ/ε`` restricted to the ball. ``"kng"``: K-norm gradient (Soto
@@ -1059,7 +1066,8 @@ def _variance_stages(manifold: Manifold, p: Public, radius: float, epsilon: floa
     accuracy = mean_accuracy(manifold, center, radius, 2.0 * radius / n)
     sens = frechet_variance_sensitivity(n, radius, accuracy) + 8.0 * radius * manifold.float_error(center, radius)
     meas = measurements.laplace(Euclidean(1), sens, epsilon)
-    cal = Calibration(meas, accuracy, "4r²/n (+ optimisation slack; docs/statistics.md)", _optimisation_note(manifold, radius, accuracy, n))
+    cal = Calibration(meas, accuracy, "4r²/n (+ optimisation slack; docs/statistics.md)",
+                      _optimisation_note(manifold, radius, accuracy, n))
     return cal, check_round_to(round_to, output_grid(Euclidean(1), meas.scale, np.zeros(1), radius**2), warn=warn)
 
 
