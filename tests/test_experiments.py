@@ -145,8 +145,9 @@ def test_report_has_the_summary_table_in_markdown_and_html(tiny):
     header = "| " + " | ".join(COLUMNS) + " |"
     assert md.index(header) < md.index("## R21-F1ab")  # the table comes before the sections
     for r in tiny["results"]:
-        assert f"| {r.id} | {r.verdict} |" in md
-        assert f"<td>{r.id}</td><td>{r.verdict}</td>" in page.replace("&#x27;", "'")
+        assert f"| {r.id} | {r.summary('verdict')} |" in md  # the table's one-line form; the section has the whole
+        assert f"**Verdict: {r.verdict}.**" in md
+        assert f"<td>{r.id}</td><td>{r.summary('verdict')}</td>" in page.replace("&#x27;", "'")
     for code in ("R21", "S22", "U23"):
         assert f"**{code}** = " in md and f"<b>{code}</b> = " in page
     assert "How to read this report" in md and "How to read this report" in page
@@ -164,7 +165,7 @@ def test_readme_table_is_regenerated_between_markers(tiny, tmp_path):
     update_readme(readme, tiny["out"] / "summary.json")
     text = readme.read_text(encoding="utf-8")
     assert "old hand-edited table" not in text and text.startswith("intro\n") and text.endswith("outro\n")
-    assert all(f"| {r.id} | {r.verdict} |" in text for r in tiny["results"])
+    assert all(f"| {r.id} | {r.summary('verdict')} |" in text for r in tiny["results"])
     readme.write_text("no markers", encoding="utf-8")
     with pytest.raises(ValueError, match="markers"):
         update_readme(readme, tiny["out"] / "summary.json")

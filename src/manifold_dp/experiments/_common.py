@@ -30,10 +30,23 @@ class ExperimentResult:
     data_note: str = ""
     data: dict = field(default_factory=dict)
     seconds: float = 0.0
+    # one-line forms of ``verdict`` (new results only), ``paper_value``, ``paper_calibration`` and ``certified`` for
+    # the report's summary table, where the full text would be a paragraph; the section keeps the full text
+    short: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        self._check_short()
+
+    def _check_short(self):
+        unknown = set(self.short) - {"verdict", "paper_value", "paper_calibration", "certified"}
+        if unknown:
+            raise ValueError(f"short takes verdict, paper_value, paper_calibration and certified, got {sorted(unknown)}")
+
+    def summary(self, name):
+        """The summary table's text for field ``name``: its one-line form where there is one."""
+        return self.short.get(name) or getattr(self, name)
 
     @property
     def ours(self):

@@ -27,6 +27,9 @@ class Finding(ExperimentResult):
     def __post_init__(self):
         if not (isinstance(self.verdict, str) and self.verdict.startswith(PREFIX) and self.verdict[len(PREFIX):].strip()):
             raise ValueError(f"a new result's verdict must start with {PREFIX!r} and state the claim, got {self.verdict!r}")
+        if not self.summary("verdict").startswith(PREFIX):
+            raise ValueError(f"a new result's short verdict must start with {PREFIX!r}, got {self.short['verdict']!r}")
+        self._check_short()
 
 
 def is_finding(result):

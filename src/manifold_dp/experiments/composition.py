@@ -249,5 +249,8 @@ def report(results, config, out_dir):
                  f"naive {g['naive'][-1]:.0f}); Laplace ε = {lap['accountant'][-1]:.2f} (naive {lap['naive'][-1]:.0f})")
     return Finding(ID, TITLE, CLAIM, claim, paper_value, paper_cal, certified, explanation, figures=[name],
                    captions={name: caption}, data={"table": _table(results)},
+                   short=dict(verdict=f"{PREFIX}{kmax} Gaussian releases of ε₀ = {EPS_GAUSS:g}: ε = "
+                                      f"{g['accountant'][-1]:.2f} tight, {g['rdp'][-1]:.2f} RDP, {g['naive'][-1]:.0f} summed",
+                              paper_value="no paper number", paper_calibration="n/a"),
                    data_note=f"Synthetic SPD matrices (U23 §6.1 setup, k = {K_SPD}) for the worked example; the "
                              "composition curves depend on the mechanisms' parameters only.")

@@ -31,8 +31,9 @@ PAPERS = {
 }
 HOW_TO_READ = (
     "Each experiment re-runs one figure or claim of a paper; its code names the paper (R21, S22, U23 below) and the "
-    "figure. The table gives the verdict on the paper's claim, the paper's own number, ours under the paper's "
-    "calibration and ours under the certified calibration. The paper's calibration is the noise scale the paper "
+    "figure. The summary table gives, in one line each, the verdict on the paper's claim, the paper's own number, ours "
+    "under the paper's calibration and ours under the certified calibration; the section of each experiment below it "
+    "gives the full numbers and the explanation. The paper's calibration is the noise scale the paper "
     "used, recovered from its text or from its plotted numbers; it is run by the same mechanisms with the scale "
     "multiplied, and marked NOT certified where no proof makes it differentially private. The certified calibration "
     "is the scale that a proof in docs/theory.md makes private, the one manifold-dp releases with. Every number in "
@@ -63,9 +64,11 @@ README_START, README_END = "<!-- reproduction-table:start -->", "<!-- reproducti
 
 
 def summary_rows(results):
-    return [{"experiment": r.id, "title": r.title, "claim": r.paper_claim, "verdict": r.verdict,
-             "paper": r.paper_value, "ours, paper's calibration": r.paper_calibration,
-             "ours, certified": r.certified, "seconds": round(r.seconds, 1)} for r in results]
+    """One short row per experiment (the one-line forms where a result gives them); each section below the table
+    keeps the full texts and the explanation."""
+    return [{"experiment": r.id, "title": r.title, "claim": r.paper_claim, "verdict": r.summary("verdict"),
+             "paper": r.summary("paper_value"), "ours, paper's calibration": r.summary("paper_calibration"),
+             "ours, certified": r.summary("certified"), "seconds": round(r.seconds, 1)} for r in results]
 
 
 def _cell(text):

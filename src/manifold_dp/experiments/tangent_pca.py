@@ -212,7 +212,7 @@ def _at_largest(eps, mean_angle):
 def report(results, config, out_dir):
     eps = np.array(config["epsilons"])
     sets = results["sets"]
-    parts, claims, monotone = [], [], []
+    parts, claims, monotone, briefs = [], [], [], []
     for name, r in sets.items():
         mean_angle = np.array([np.mean(row) for row in r["angles"]])
         ran = np.isfinite(mean_angle)
@@ -221,6 +221,8 @@ def report(results, config, out_dir):
         claims.append(f"{name}: {_at_largest(eps, mean_angle)}"
                       + (f", below {GOOD_ANGLE:g}° from ε = {min(good):g}" if good else f", never below {GOOD_ANGLE:g}°")
                       + f" (random {r['random']:.0f}°)")
+        briefs.append(f"{name.split(' (')[0]}: " + (f"below {GOOD_ANGLE:g}° from ε = {min(good):g}" if good
+                                                    else f"never below {GOOD_ANGLE:g}°"))
         parts.append(f"{name} (n = {r['n']}, d = {r['dim']}, radius {r['radius']:.3f}): "
                      f"{per(eps, mean_angle, '{:.1f}°', 'ε')}"
                      + (f" (refused from public parameters at ε = {', '.join(f'{e:g}' for e in r['refused'])}: the "
@@ -247,5 +249,7 @@ def report(results, config, out_dir):
     data_note = ("Real data: " + DATA_CITATION.split(" and load_sample_images")[0] + "; "
                  + ("" if missing else CITATION_CONNECTOMES + "; ")
                  + "; ".join(SHAPES[n]["cite"] for n in SHAPES) + ".")
-    return Finding(ID, TITLE, CLAIM, claim, paper_value, paper_cal, certified, explanation, figures=[name],
+    short = dict(verdict=PREFIX + "; ".join(briefs),
+                 paper_value="no paper number", paper_calibration="n/a")
+    return Finding(ID, TITLE, CLAIM, claim, paper_value, paper_cal, certified, explanation, figures=[name], short=short,
                    captions={name: caption}, data_note=data_note)

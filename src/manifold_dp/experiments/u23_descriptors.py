@@ -224,4 +224,8 @@ def report(results, config, out_dir):
     return ExperimentResult(ID, TITLE, CLAIM, verdict(wins["laplace_paper"] and tight, wins["laplace"] and tight,
                                                       partly=wins["laplace"] or wins["laplace_paper"] or valid),
                             paper_value, paper_cal, certified, explanation, figures=[name], captions={name: caption},
-                            data_note=data_note)
+                            data_note=data_note,
+                            short=dict(paper_calibration=f"Laplace/TanG {span(all_ratios['laplace_paper'], '{:.1f}', '×')} "
+                                                         "(σ = 2Δ/ε, certified)",
+                                       certified=f"Laplace/TanG {span(all_ratios['laplace'], '{:.1f}', '×')} (σ = Δ/ε); "
+                                                 f"Thm 5 radius/seen {span(list(radius_ratio.values()), '{:.1f}')}"))
