@@ -191,19 +191,23 @@ def _shape_figure(results, out_dir):
 def report(results, config, out_dir):
     eps = np.array(config["epsilons"])
     names = list(results)
-    checks, parts = {}, []
+    checks, parts, counts, aligned = {}, [], {}, {}
     for name in names:
         r = results[name]
         e = {k: np.array(v)[:, 0] for k, v in r["err"].items()}
         destroyed = e["unaligned"] / e["split"]
         aligned_matters = np.mean(destroyed > 2) >= 0.5
 
-        def beats(kng):  # at a majority of the ε where it can be released at all
+        def beats(kng):  # released at more than half of the ε, and below the split at most of those
             ran = np.isfinite(e[kng])
-            return bool(ran.any() and np.mean(e[kng][ran] < e["split"][ran]) >= 0.5)
+            return bool(np.mean(ran) > 0.5 and np.mean(e[kng][ran] < e["split"][ran]) >= 0.5)
+
+        wins = {k: int(np.sum(np.isfinite(e[k]) & (e[k] < e["split"]))) for k in ("kng", "kng_paper")}
 
         checks[name] = (beats("kng_paper") and aligned_matters, beats("kng") and aligned_matters)
+        aligned[name] = bool(aligned_matters)
         refused = ", ".join(f"{x:g}" for x in r["refused"]["kng"]) or "no ε"
+        counts[name] = (len(r["refused"]["kng"]), len(r["refused"]["kng_paper"]), wins)
         parts.append(
             f"{name} (n = {r['n']} private records, k = {r['k']} landmarks, r = {r['radius']:.3f}; "
             + (f"of the {r['missing']} specimens with missing landmarks, {r['replaced']} are private records, replaced by "
@@ -220,12 +224,17 @@ def report(results, config, out_dir):
     first = results[names[0]]
     ef = {k: np.array(v)[i, 0] for k, v in first["err"].items()}
     losers = [k for k in ("kng", "kng_paper", "laplace") if not ef[k] < ef["joint"]]
+    held = lambda i: " and ".join(n for n, c in checks.items() if c[i]) or "neither data set"
+    refusals = "; ".join(f"{n}: certified KNG refused at {c[0]} of {len(eps)} ε, at the paper's multiplier at {c[1]}, "
+                         f"below the split at {c[2]['kng']} (certified) and {c[2]['kng_paper']} (paper's multiplier)"
+                         for n, c in counts.items())
     explanation = (
         "The corpus-callosum data of the paper are not public, so the claim is tested on two real landmark data sets. "
-        "Alignment matters as the paper shows, and KNG beats the paper's landmark baseline (ε/k per landmark) "
-        f"{'on both data sets' if paper_all else 'not on both data sets'} at the paper's multiplier and "
-        f"{'on both' if cert_all else 'not on both'} at the certified one (a part counts where it holds at a majority of "
-        "the ε at which the mechanism can be released; n/a: refused). The paper's split is a weak baseline: a joint coordinate-wise Laplace on all 2k coordinates "
+        "Alignment matters as the paper shows. The claim that KNG keeps the shape needs a KNG release, and KNG's "
+        f"public feasibility check refuses it at the smaller ε on these balls ({refusals}): a refused release keeps "
+        "nothing, so the KNG part counts as holding on a data set only where KNG is released at more than half of "
+        "the ε and beats the paper's landmark baseline (ε/k per landmark) at most of them. It holds at the paper's "
+        f"multiplier on {held(0)} and at the certified one on {held(1)} (n/a: refused). The paper's split is a weak baseline: a joint coordinate-wise Laplace on all 2k coordinates "
         f"spends the same ε with about √k less noise (√k = {np.sqrt(first['k']):.1f} for {names[0]}); against it "
         + (" and ".join(SHORT[k] for k in losers) + " lose" if losers else "every intrinsic release wins")
         + f" at the ε shown in the figures ({names[0]}, ε = {SHOW_EPSILON:g}: joint {ef['joint']:.4f}, certified KNG "
@@ -242,6 +251,17 @@ def report(results, config, out_dir):
         f"{n}: KNG/split {per(eps, np.array(results[n]['err']['kng'])[:, 0] / np.array(results[n]['err']['split'])[:, 0], key='ε')}"
         for n in names)
     data_note = "Real data. " + " ".join(f"{n.capitalize()}: {DATASETS[n]['cite']}." for n in names)
-    return ExperimentResult(ID, TITLE, CLAIM, verdict(paper_all, cert_all, partly=any(any(c) for c in checks.values())),
+
+    def brief(key):
+        out = []
+        for n in names:
+            ratio = np.array(results[n]["err"][key])[:, 0] / np.array(results[n]["err"]["split"])[:, 0]
+            out.append(f"{n}: released at {int(np.sum(np.isfinite(ratio)))} of {len(eps)} ε, KNG/split {span(ratio)}")
+        return "; ".join(out)
+
+    short = dict(paper_calibration=brief("kng_paper"), certified=brief("kng"))
+    return ExperimentResult(ID, TITLE, CLAIM, verdict(paper_all, cert_all,
+                                                      partly=any(aligned.values()) or any(any(c) for c in checks.values())),
                             paper_value, paper_cal, certified, explanation, figures=[shapes_name, err_name],
-                            captions={shapes_name: shapes_caption, err_name: err_caption}, data_note=data_note)
+                            captions={shapes_name: shapes_caption, err_name: err_caption}, data_note=data_note,
+                            short=short)
