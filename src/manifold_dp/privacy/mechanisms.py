@@ -37,12 +37,12 @@ from .sensitivity import hessian_lower_bound
 from .single_draws import laplace_radius_single_sampler
 from .spd_sampler import (
     PILOT_CHUNK,
-    spd_laplace_proposals,
-    spd_restricted_acceptance_bound,
     sample_spd_gaussian_log_eigen,
     sample_spd_log_eigen,
     spd_gaussian_acceptance,
+    spd_laplace_proposals,
     spd_laplace_single_sampler,
+    spd_restricted_acceptance_bound,
     spd_sampler_acceptance,
 )
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 
 from ..manifolds.base import Manifold
 from . import measurements
+
 
 # The release pipeline's stages, read through ``Any``: ``privacy.release`` imports this module for
 # mechanism="auto", so it is imported on first use, and this module type-checks on its own.
@@ -53,8 +53,8 @@ GAUSSIAN_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gauss
 # The Riemannian Gaussian's σ on a curved space comes from a privacy profile by quadrature (seconds on a first
 # call). mechanism="auto" calibrates it only when half the flat-space analytic Gaussian σ at the same Δ could win:
 # measured, the profile's σ is 0.9-1.1 times the flat one on the sphere and Kendall shapes (0.91 on Kendall(8) at
-# r = 0.9 r*, 1.08 on S² at r = 0.7 with n = 86) and above it on negatively curved spaces. A screen, not a theorem: were it wrong, "auto"
-# would pick a mechanism with a larger expected error, never a less private one.
+# r = 0.9 r*, 1.08 on S² at r = 0.7 with n = 86) and above it on negatively curved spaces. A screen, not a theorem:
+# were it wrong, "auto" would pick a mechanism with a larger expected error, never a less private one.
 RIEMANNIAN_GAUSSIAN_SCREEN = 0.5
 MAX_N = 10**12
 SOLVER_STEPS = 12
@@ -377,8 +377,8 @@ def plan_table(manifold: Manifold, *, n: int, epsilon: float, delta: float | Non
                 continue
             e = expected_error(manifold, m, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center, bound=bound,
                                calibration=calibration, restrict=restrict, full=False)
-            args: dict[str, Any] = dict(target=target, radius=radius, delta=delta, center=center, bound=bound, calibration=calibration,
-                        restrict=restrict)
+            args: dict[str, Any] = dict(target=target, radius=radius, delta=delta, center=center, bound=bound,
+                                        calibration=calibration, restrict=restrict)
             need_n = need_eps = None
             note = e.note
             if solve and m == "riemannian_gaussian" and profile_method(manifold) != "exact" and e.ok:
