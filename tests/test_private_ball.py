@@ -148,12 +148,14 @@ def test_rounds_recentre_and_small_n_fallback():
     assert sel.small_n_fallback and rel.radius > 0.45 and sel.stages[0].epsilon == pytest.approx(0.3)
 
 
-def test_flat_utility_does_not_collapse():
-    """No record within any candidate: the base measure puts the draw in the top half w.p. ≈ 95 %."""
-    w = ball_log_weights(np.full(32, -270.0), 0.1)
+def test_ties_beyond_the_data_go_to_smaller_radii():
+    """Every candidate beyond the farthest record has the same utility: the base measure prefers
+    the smallest of them (by e^(6/31) per step), never the top of the grid."""
+    u = np.concatenate([np.full(20, -270.0), np.full(12, -30.0)])
+    w = ball_log_weights(u, 1.0)
     p = np.exp(w - w.max())
     p /= p.sum()
-    assert p[16:].sum() > 0.94
+    assert np.argmax(p) == 20 and p[20] > p[31] * np.exp(2.0) and p[:20].sum() < 1e-50
 
 
 def test_invalid_parameters_refused_before_charge():

@@ -10,13 +10,13 @@ of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by 
    mean), share ``budget`` (0.2) of ε;
 2. ``rounds`` times (default 1): a **radius** around the current centre — the exponential
    mechanism over a public grid with the quantile utility (``radius_selection``), a base measure
-   that favours larger radii (``ball_log_weights``: it never collapses onto the centre), share ``radius_budget`` (0.1) — and, except in the last
+   that mildly favours smaller radii (``ball_log_weights``), share ``radius_budget`` (0.1) — and, except in the last
    round, a **re-centring** release at that radius (share ``recentre_budget``), clamped back into
    the first stage's safe region;
 3. the **release** with the chosen mechanism at the final ``(centre, radius)`` with the rest of ε.
 
 Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
-probability above about 5 % (``ε_r·n·q/2 < ln G + 3``, public) the radius stage is replaced by the
+probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 6``, public) the radius stage is replaced by the
 largest public candidate (safe: it clips least) and its share goes to the centre. A given radius
 skips the radius stages. The accountant is charged once, for every stage (basic composition of
 their events), before the records are read; the stages' outputs are each post-processing of a
@@ -55,10 +55,10 @@ BALL_GRID_POINTS = 32
 BALL_GRID_SPAN = 2.0**-10  # candidates from top·2^-10 to top
 BALL_GRID_TOP = 1.0 - 2.0**-10
 MAX_CURVATURE_FACTOR = 2.0  # candidates whose release sensitivity is at most 2× the flat 2r/n (L/h ≤ 2 on the sphere)
-LARGER_RADIUS_TILT = 6.0  # nats between the largest and the smallest candidate (ball_log_weights)
+SMALLER_RADIUS_TILT = 6.0  # nats between the smallest and the largest candidate (ball_log_weights)
 RELIABILITY_MARGIN = 3.0  # ln(1/0.05): a radius below every record with probability ≲ 5 %
 UNSUPPORTED_MECHANISMS = ("riemannian_gaussian",)  # its charge depends on Δ's curvature profile at the centre
-EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(6j/(G−1)) (larger radii)"
+EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(−6j/(G−1)) (smaller radii)"
 
 
 @dataclass(frozen=True)
@@ -126,14 +126,15 @@ def ball_grid(manifold: Manifold, stage: FirstStage) -> FloatArray:
 
 
 def ball_log_weights(utility: ArrayLike, epsilon: float) -> FloatArray:
-    """``ε·u/2 + LARGER_RADIUS_TILT·j/(G − 1)``: the exponential mechanism for a utility of
-    sensitivity 1 (ε-DP, McSherry & Talwar 2007, Thm 6) with a public base measure ``∝ e^(6j/(G−1))``
-    that favours larger radii. Where the utility is flat (no record within any candidate: the
-    centre is far from the data; or too few records to tell) the draw then lands in the top half
-    of the grid with probability ``(e^6 − e^3)/(e^6 − 1) ≈ 95 %``: the ball never collapses onto
-    the centre. A base measure does not enter the privacy loss (``radius_selection``)."""
+    """``ε·u/2 − SMALLER_RADIUS_TILT·j/(G − 1)``: the exponential mechanism for a utility of
+    sensitivity 1 (ε-DP, McSherry & Talwar 2007, Thm 6) with a public base measure
+    ``∝ e^(−6j/(G−1))`` that mildly favours smaller radii: every candidate beyond the farthest
+    record has the same utility, and without it the draw would be uniform over them (up to ``top``,
+    where the release's noise is largest). Where the utility is flat because there are too few
+    records to tell, the radius stage is not run at all (``reliable``): the largest candidate is
+    used. A base measure does not enter the privacy loss (``radius_selection``)."""
     u = np.asarray(utility, float)
-    return 0.5 * epsilon * u + LARGER_RADIUS_TILT * np.arange(u.size) / max(u.size - 1, 1)
+    return 0.5 * epsilon * u - SMALLER_RADIUS_TILT * np.arange(u.size) / max(u.size - 1, 1)
 
 
 def _shares(ac: AutoCenter, radius_private: bool, reliable: bool) -> tuple[float, list[float], list[float], float]:
@@ -176,8 +177,9 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     gaussian = p["delta"] is not None and mechanism in rel.GAUSSIAN_MECHANISMS
     delta_first = 0.5 * p["delta"] if gaussian else 0.0
     p_final = dict(p, delta=(p["delta"] - delta_first) if gaussian else p["delta"], center=fs_probe.reference)
-    # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3
-    reliable = (not radius_private) or ac.radius_budget * eps * n * quantile / 2.0 >= math.log(len(grid)) + RELIABILITY_MARGIN
+    # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3 + the base measure's tilt
+    reliable = (not radius_private) or (ac.radius_budget * eps * n * quantile / 2.0
+                                        >= math.log(len(grid)) + RELIABILITY_MARGIN + SMALLER_RADIUS_TILT)
     shares = _shares(ac, radius_private, reliable)
     centre_share, radius_shares, recentre_shares, release_share = shares
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
@@ -204,11 +206,12 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     if round_to is None:
         rel.check_round_to(None, 0.0)  # the public warning, once
     rel.check_strict(manifold, X, p["strict"])
-    events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
-    for j in range(len(kept_stages[0])):
-        events.append(_largest_event([cals[j][0].measurement.event for cals in kept_stages]))
     if p["accountant"] is not None:  # every stage at once, before the data are read
         from dp_accounting import dp_event
+
+        events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
+        for j in range(len(kept_stages[0])):
+            events.append(_largest_event([cals[j][0].measurement.event for cals in kept_stages]))
 
         p["accountant"].charge(dp_event.ComposedDpEvent(events))
     points, _, ok = rel._validity(manifold, X)
