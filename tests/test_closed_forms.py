@@ -8,7 +8,7 @@ import pyriemann.geometry.tangentspace as prt
 import pytest
 from scipy.stats import ortho_group
 
-from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean, frechet_mean
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, frechet_mean
 from manifold_dp.data import wishart_spd
 
 

@@ -25,8 +25,16 @@ from scipy import stats
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from manifold_dp import (Euclidean, Hyperbolic, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant, SPDLogEuclidean,
-                         private_frechet_mean)
+from manifold_dp import (
+    Euclidean,
+    Hyperbolic,
+    KendallShape2D,
+    PrivacyAccountant,
+    SPDAffineInvariant,
+    SPDLogEuclidean,
+    Sphere,
+    private_frechet_mean,
+)
 from manifold_dp.audit import SCENARIOS, Scenario, audit, power_check
 from manifold_dp.privacy import measurements, private_frechet_variance
 from manifold_dp.privacy.accounting import gaussian_dp_event, pure_dp_event

@@ -65,7 +65,7 @@ def _records(m, center, radius, n, layout, rng):
     return X
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "kendall" else f for f in FAMILIES])  # Kendall: ~70 s
 @SETTINGS
 @given(size_index=st.integers(0, 2), far_index=st.integers(0, 2), metric=st.booleans(), mech_index=st.integers(0, 2),
        frac=st.sampled_from([1e-6, 0.3, 0.9, 0.999]), n=st.integers(1, 30),

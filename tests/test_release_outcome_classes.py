@@ -50,12 +50,12 @@ HIGH_DIM = [
     ("euclidean-500-restricted", Euclidean(500), 1.0, 100, "laplace", True),
     ("euclidean-500-kng", Euclidean(500), 1.0, 100, "kng", False),
     ("kendall-200", KendallShape2D(200), 0.3, 5, "laplace", False),
-    ("spd-le-30-kng", SPDLogEuclidean(30), 1.0, 100, "kng", False),
+    pytest.param("spd-le-30-kng", SPDLogEuclidean(30), 1.0, 100, "kng", False, marks=pytest.mark.slow),
     ("sphere-767", Sphere(767), 0.3, 1000, "laplace", False),
 ]
 
 
-@pytest.mark.parametrize("name,m,radius,n,mech,restrict", HIGH_DIM, ids=[c[0] for c in HIGH_DIM])
+@pytest.mark.parametrize("name,m,radius,n,mech,restrict", HIGH_DIM, ids=[getattr(c, "values", c)[0] for c in HIGH_DIM])
 def test_high_dimension_release_is_noisy_or_refused_from_public_parameters(name, m, radius, n, mech, restrict):
     X = m.random_point(m.origin, 0.8 * radius, size=n, rng=3)
     kw = dict(center=m.origin, radius=radius, epsilon=1.0, mechanism=mech, restrict=restrict)

@@ -12,7 +12,7 @@ from scipy import stats
 from scipy.integrate import cumulative_trapezoid, dblquad
 from scipy.optimize import brentq
 
-from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant, private_frechet_mean
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, PrivacyAccountant, SPDAffineInvariant, Sphere, private_frechet_mean
 from manifold_dp.privacy import gdp, measurements
 from manifold_dp.privacy.accounting import gaussian_dp_event, gaussian_epsilon
 from manifold_dp.privacy.mechanisms import RiemannianGaussian
@@ -202,6 +202,7 @@ def test_gdp_envelope(sphere_measurement):
     assert np.any(prof > env2)
     # charged as μ-GDP composed with a (0, τ') part, τ' = 1e-12/(1 − δ_μ(0)), δ_μ(0) = 2Φ(μ/2) − 1
     from dp_accounting import dp_event
+
     from manifold_dp.privacy.accounting import SlackDpEvent
 
     tau = 1e-12 / (1.0 - (2.0 * stats.norm.cdf(mu / 2.0) - 1.0))
@@ -223,10 +224,9 @@ def test_flat_riemannian_gaussian_is_charged_as_the_gaussian_mechanism():
 
 @pytest.mark.parametrize("k", [1, 10, 100])
 def test_composition_matches_dp_accounting(k, sphere_measurement):
-    from dp_accounting import dp_event
+    from dp_accounting import NeighboringRelation, dp_event
     from dp_accounting.pld import PLDAccountant
     from dp_accounting.rdp import RdpAccountant
-    from dp_accounting import NeighboringRelation
 
     mu, delta = sphere_measurement.gdp_mu, 1e-6
     acc = PrivacyAccountant(1e6, delta)
@@ -270,6 +270,7 @@ def test_refusals_quote_parameters_only(kw, match):
         measurements.riemannian_gaussian(S, 0.1, args["epsilon"], args["delta"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [KendallShape2D(4), SPDAffineInvariant(2)], ids=repr)
 def test_comparison_and_triangle_calibrations_against_monte_carlo(m):
     # Kendall (law of cosines of κmin = 1, Toponogov) and affine-invariant SPD (triangle bound): the

@@ -146,6 +146,7 @@ def test_non_integrable_laplace_raises():
     assert np.all(h.dist(h.origin, x) <= 1.0)
 
 
+@pytest.mark.slow
 def test_restricted_laplace_is_the_truncated_law():
     s = Sphere(2)
     sigma, r = 0.3, 0.35
@@ -178,6 +179,7 @@ def test_kng_exact_agrees_with_mcmc_on_sphere():
     assert ks.pvalue > ALPHA
 
 
+@pytest.mark.slow
 def test_kng_exact_agrees_with_mcmc_on_kendall():
     k = KendallShape2D(4)
     rng = np.random.default_rng(18)
@@ -279,7 +281,7 @@ def _naive_kng_envelope(kng, X, mu, e, cells=400):
 def test_kng_envelope_is_unchanged_and_memory_bounded():
     import tracemalloc
     for m, r in ((Sphere(2), 0.5), (KendallShape2D(6), 0.3)):
-        X = m.random_point(m.origin, r, size=30_000, rng=4)
+        X = m.random_point(m.origin, r, size=3_000, rng=4)  # blocks of ~20 records: 150 of them
         mu = m.random_point(m.origin, 0.05, rng=5)
         kng = KNormGradient(m, 0.1, m.origin, r)
         grid, G = kng._radial_envelope(X, mu, 1e-6)

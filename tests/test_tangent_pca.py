@@ -286,6 +286,7 @@ def _epsilon_lower_bound(a, b, threshold, delta):
     return math.log(p_lo - delta) - math.log(q_hi) if p_lo > delta else -math.inf
 
 
+@pytest.mark.slow
 def test_audit_distinguishes_a_worst_case_pair_and_catches_half_the_noise(monkeypatch):
     """D and D' differ in one record, ``(1, 0)`` against ``(0, 1)`` (orthogonal, at the radius: the
     sensitivity's worst case); the other records sit at the centre. The statistic shifts by about

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 from scipy.optimize import brentq
 
-from manifold_dp import (Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, private_frechet_mean)
+from manifold_dp import Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere, private_frechet_mean
 from manifold_dp.privacy import measurements
 
 ALPHA = 1e-6
