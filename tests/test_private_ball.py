@@ -168,7 +168,7 @@ def test_invalid_parameters_refused_before_charge():
     with pytest.raises(ValueError, match="budget"):
         AutoCenter(budget=1.5)
     with pytest.raises(ValueError, match="leave"):
-        private_frechet_mean(X, M, center=AutoCenter(budget=0.5, radius_budget=0.45), radius="auto", epsilon=1.0,
+        private_frechet_mean(X, M, center=AutoCenter(budget=0.5, radius_budget=0.49), radius="auto", epsilon=1.0,
                              accountant=acc)
     assert len(acc.events) == 0
 
