@@ -250,7 +250,7 @@ def test_newton_constants_are_true_bounds(name, fraction):
     r = fraction * min(1.0, m.assumption_radius)
     constants = m.newton_constants(r, 10)
     assert constants is not None and np.isfinite(constants.L) and constants.L > 0
-    assert 0 <= constants.e < 0.5 and 0 <= constants.g and constants.expansion >= 0
+    assert 0 <= constants.e < 0.5 and constants.g >= 0 and constants.expansion >= 0
     rng = np.random.default_rng(23)
     c = m.origin
     worst = 0.0
