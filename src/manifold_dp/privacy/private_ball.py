@@ -16,7 +16,7 @@ of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by 
 3. the **release** with the chosen mechanism at the final ``(centre, radius)`` with the rest of ε.
 
 Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
-probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 6``, public) the radius stage is replaced by the
+probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public) the radius stage is replaced by the
 largest public candidate (safe: it clips least) and its share goes to the centre. A given radius
 skips the radius stages. The accountant is charged once, for every stage (basic composition of
 their events), before the records are read; the stages' outputs are each post-processing of a
@@ -55,10 +55,10 @@ BALL_GRID_POINTS = 32
 BALL_GRID_SPAN = 2.0**-10  # candidates from top·2^-10 to top
 BALL_GRID_TOP = 1.0 - 2.0**-10
 MAX_CURVATURE_FACTOR = 2.0  # candidates whose release sensitivity is at most 2× the flat 2r/n (L/h ≤ 2 on the sphere)
-SMALLER_RADIUS_TILT = 6.0  # nats between the smallest and the largest candidate (ball_log_weights)
+SMALLER_RADIUS_TILT = 2.0  # nats between the smallest and the largest candidate (ball_log_weights)
 RELIABILITY_MARGIN = 3.0  # ln(1/0.05): a radius below every record with probability ≲ 5 %
 UNSUPPORTED_MECHANISMS = ("riemannian_gaussian",)  # its charge depends on Δ's curvature profile at the centre
-EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(−6j/(G−1)) (smaller radii)"
+EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(−2j/(G−1)) (smaller radii)"
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def ball_grid(manifold: Manifold, stage: FirstStage) -> FloatArray:
 def ball_log_weights(utility: ArrayLike, epsilon: float) -> FloatArray:
     """``ε·u/2 − SMALLER_RADIUS_TILT·j/(G − 1)``: the exponential mechanism for a utility of
     sensitivity 1 (ε-DP, McSherry & Talwar 2007, Thm 6) with a public base measure
-    ``∝ e^(−6j/(G−1))`` that mildly favours smaller radii: every candidate beyond the farthest
+    ``∝ e^(−2j/(G−1))`` that mildly favours smaller radii: every candidate beyond the farthest
     record has the same utility, and without it the draw would be uniform over them (up to ``top``,
     where the release's noise is largest). Where the utility is flat because there are too few
     records to tell, the radius stage is not run at all (``reliable``): the largest candidate is
