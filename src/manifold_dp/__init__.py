@@ -4,6 +4,7 @@ from typing import Any
 
 from .manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from .privacy import (
+    AutoCenter,
     AutoRadius,
     InvalidRecordsError,
     KNormGradient,
@@ -25,7 +26,7 @@ __all__ = [
     "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean", "KendallShape2D",
     "frechet_mean", "CurvatureAssumptionError",
     "private_frechet_mean", "private_frechet_variance", "PrivateRelease", "frechet_mean_sensitivity",
-    "AutoRadius", "RecordsWarning", "ReleaseWarning", "InvalidRecordsError",
+    "AutoRadius", "AutoCenter", "RecordsWarning", "ReleaseWarning", "InvalidRecordsError",
     "RiemannianLaplace", "KNormGradient", "TangentGaussian", "PrivacyAccountant",
 ]
 

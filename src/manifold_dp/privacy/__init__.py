@@ -6,6 +6,7 @@ from .calibration import analytic_gaussian_sigma, classical_gaussian_sigma
 from .certificate import CERTIFICATE_SCHEMA, Certificate, RadiusSelection
 from .measurements import Measurement
 from .mechanisms import AmbientNoise, KNormGradient, RiemannianGaussian, RiemannianLaplace, TangentGaussian, WrappedNoise
+from .private_ball import AutoCenter
 from .radius_selection import AutoRadius
 from .release import (
     InvalidRecordsError,
@@ -24,6 +25,6 @@ __all__ = [
     "measurements", "Measurement", "RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise",
     "RiemannianGaussian", "WrappedNoise", "gdp",
     "private_frechet_mean", "private_frechet_variance", "PrivateRelease", "Certificate", "CERTIFICATE_SCHEMA",
-    "prepare_records", "AutoRadius", "RadiusSelection", "radius_selection", "RecordsWarning", "ReleaseWarning",
+    "prepare_records", "AutoRadius", "AutoCenter", "RadiusSelection", "radius_selection", "RecordsWarning", "ReleaseWarning",
     "InvalidRecordsError", "PrivacyAccountant", "BudgetExceededError", "pure_dp_event", "gaussian_dp_event",
 ]
