@@ -17,15 +17,19 @@ affine-invariant mechanisms; the log-Euclidean distance ρ_LE to the log-Euclide
 tangent Gaussian (each mechanism in the geometry it privatises; at I both distances agree).
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from ..data import eigen_spd
 from ..manifolds import SPDAffineInvariant, SPDLogEuclidean
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
-from ..stats import frechet_mean
 from ..privacy import measurements
-from ._common import figure, finish, one_blas_thread, per, progress, save, shared_legend, span, style
-from ._findings import PREFIX, Finding, colour as mechanism_colour
+from ..stats import frechet_mean
+from ._common import ExperimentResult, figure, finish, one_blas_thread, per, progress, save, shared_legend, span, style
+from ._findings import PREFIX, Finding
+from ._findings import colour as mechanism_colour
 
 ID = "WRAP"
 TITLE = "Exponential-wrapped Laplace/Gaussian vs Riemannian Laplace vs tangent Gaussian on SPD(k), U23 setup"
@@ -72,11 +76,13 @@ def _one_k(k, config, rng):
     reps, eye = config["reps"], np.eye(k)
     out = {key: {} for key in MECHANISMS}
     se = {"wrapped_laplace": {}, "laplace": {}}  # standard errors of the two Laplace errors
+    sigma = {}
     how = {}
     for eps in config["epsilons"]:
         wl = measurements.wrapped(ai, "laplace", sens, eps, base=eye)
         wg = measurements.wrapped(ai, "gaussian", sens, eps, DELTA, base=eye)
         err = ai.dist(mean_ai, wl.sample(mean_ai, size=reps, rng=rng))
+        sigma[eps] = wl.scale  # the wrapped Laplace's radius is Gamma(d, σ)
         out["wrapped_laplace"][eps] = float(np.mean(err))
         se["wrapped_laplace"][eps] = float(np.std(err, ddof=1) / np.sqrt(reps))
         out["wrapped_gaussian"][eps] = float(np.mean(ai.dist(mean_ai, wg.sample(mean_ai, size=reps, rng=rng))))
@@ -92,10 +98,10 @@ def _one_k(k, config, rng):
         tg = measurements.tangent_gaussian(le, sens, eps, DELTA)
         out["tangent_gaussian"][eps] = float(np.mean(le.dist(mean_le, tg.sample(mean_le, size=reps, rng=rng))))
     return {"err": out, "se": se, "laplace_law": how, "dim": ai.dim, "means_apart": float(ai.dist(mean_ai, mean_le)),
-            "mean_from_base": float(ai.dist(eye, mean_ai)), "sigma": {eps: sens / eps for eps in config["epsilons"]}}
+            "mean_from_base": float(ai.dist(eye, mean_ai)), "sigma": sigma}
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     with one_blas_thread():
         return {k: _one_k(k, config, rng) for k in progress(config["ks"], "WRAP k")}
 
@@ -129,7 +135,7 @@ def _figure(results, config, out_dir):
     return name, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     ks, eps = np.array(config["ks"]), np.array(config["epsilons"])
     kmax, e0 = ks[-1], eps[0]
     err = lambda key, k: np.array([results[k]["err"][key][e] for e in eps])
@@ -139,8 +145,8 @@ def report(results, config, out_dir):
     se = lambda key, k: np.array([results[k]["se"][key][e] for e in eps])
     wl_lap_se = wl_lap * np.hypot(np.array([se("wrapped_laplace", k) / err("wrapped_laplace", k) for k in ks]),
                                   np.array([se("laplace", k) / err("laplace", k) for k in ks]))
-    wl_gamma = np.array([err("wrapped_laplace", k) / (results[k]["dim"] * np.array([results[k]["sigma"][e] for e in eps]))
-                         for k in ks])
+    scale = lambda k: np.array([results[k]["sigma"][e] for e in eps])
+    wl_gamma = np.array([err("wrapped_laplace", k) / (results[k]["dim"] * scale(k)) for k in ks])
     at = lambda mask: [f"k = {k}, ε = {e:g} ({wl_lap[i, j]:.2f})" for i, k in enumerate(ks) for j, e in enumerate(eps)
                        if mask[i, j]]
     with np.errstate(invalid="ignore"):
