@@ -116,6 +116,9 @@ class _SphereStage:
     def reference(self, m: Sphere, bound: float | None) -> Array:
         return m.origin
 
+    def diameter(self, m: Sphere, bound: float | None) -> float:
+        return math.inf  # the radius is capped by r* instead
+
 
 class _KendallStage:
     title = "dominant eigenvector of (1/n)Σ w_i w_i* (w_i = H z_i, Helmert coordinates of the pre-shapes)"
@@ -144,6 +147,9 @@ class _KendallStage:
 
     def reference(self, m: KendallShape2D, bound: float | None) -> Array:
         return m.origin
+
+    def diameter(self, m: KendallShape2D, bound: float | None) -> float:
+        return math.inf  # the radius is capped by r* instead
 
 
 class _SPDStage:
@@ -177,6 +183,10 @@ class _SPDStage:
         logs = np.zeros(m.k)
         logs[0], logs[-1] = bound, -bound  # the worst condition number of the safe region, e^(2b)
         return np.diag(np.exp(logs))
+
+    def diameter(self, m: _SPD, bound: float) -> float:
+        """``2b√k``: in either metric ``ρ(c, x) ≤ ‖log c‖_F + ‖log x‖_F`` (triangle inequality through ``I``)."""
+        return 2.0 * bound * math.sqrt(m.k)
 
 
 class _FlatBallStage:
@@ -219,6 +229,9 @@ class _FlatBallStage:
         z = np.zeros(m.dim)
         z[0] = bound
         return self.to_point(m, z, bound)
+
+    def diameter(self, m: Manifold, bound: float) -> float:
+        return 2.0 * bound
 
 
 STAGES: dict[type[Manifold], Any] = {Sphere: _SphereStage(), KendallShape2D: _KendallStage(), _SPD: _SPDStage(),
@@ -291,6 +304,11 @@ class FirstStage:
         return cast(Array, self._stage.reference(self.manifold, self.bound))
 
     @property
+    def diameter(self) -> float:
+        """How far apart two points of the safe region can be (``inf`` on the sphere and Kendall shapes)."""
+        return float(self._stage.diameter(self.manifold, self.bound))
+
+    @property
     def theorem(self) -> str:
         if self.noise == "gaussian":
             return "Gaussian mechanism, analytic calibration (Balle & Wang 2018)"
@@ -316,7 +334,7 @@ def first_stage(manifold: Manifold, n: int, epsilon: float, delta: float | None 
         bound = float(default if bound is None else bound)
         if not (math.isfinite(bound) and bound > 0):
             raise ValueError(f"AutoCenter.bound must be a finite number > 0, got {bound!r}")
-        if isinstance(manifold, Hyperbolic) and not bound < manifold.max_reach:
+        if np.isfinite(manifold.max_reach) and not bound < manifold.max_reach:
             raise ValueError(f"AutoCenter.bound must be < {manifold.max_reach:g} on {manifold!r} (the float64 reach "
                              f"from e0), got {bound!r}")
     sens = stage.sensitivity(manifold, n, bound)

@@ -56,7 +56,7 @@ class BallStage:
     rough centre that needs no ball), ``"radius"`` (a private or public radius around the current
     centre), ``"recentre"`` or ``"release"`` (the chosen mechanism at the current ball). ``epsilon``
     and ``delta`` are this stage's share; ``radius`` the ball's radius (``None`` for the centre);
-    ``scale`` the noise scale (the exponential mechanism's ``2/ε``; ``None`` where no noise)."""
+    ``scale`` the noise scale (``None`` for the exponential mechanism and where there is no noise)."""
 
     stage: str
     mechanism: str

@@ -120,8 +120,7 @@ def ball_grid(manifold: Manifold, stage: FirstStage) -> FloatArray:
     if np.isfinite(manifold.max_reach):
         top = min(top, float(manifold.max_reach) - float(cast(float, manifold.exp_coordinate_offset(stage.reference))))
     if math.isinf(top):
-        scale = math.sqrt(manifold.k) if hasattr(manifold, "k") else 1.0
-        top = 2.0 * cast(float, stage.bound) * scale  # spaces without a finite r* have a bound
+        top = stage.diameter  # spaces without a finite r* have a bound
     return np.geomspace(top * BALL_GRID_SPAN, top * BALL_GRID_TOP, BALL_GRID_POINTS)
 
 
@@ -342,7 +341,7 @@ class BallPlan:
                          theorem=EM_THEOREM, statistic=f"quantile {self.quantile:g} of ρ(centre, x_i) over "
                          f"{len(self.candidates)} candidates", sensitivity=1.0,
                          sensitivity_bound="u(g) = −|#{i : ρ(c, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one",
-                         scale=2.0 / (share * self.epsilon), epsilon=share * self.epsilon, delta=0.0, radius=float(radius))
+                         scale=None, epsilon=share * self.epsilon, delta=0.0, radius=float(radius))
 
 
 def _release_record(name: str, cal: Calibration, radius: float) -> BallStage:
