@@ -395,3 +395,24 @@ def test_selection_is_epsilon_one_dp_on_neighbouring_datasets_with_the_new_base_
             assert np.max(ratio) <= eps1 * (1 + 1e-9)
             worst = max(worst, float(np.max(ratio)) / eps1)
     assert worst > 0.5
+
+
+def test_spd_acceptance_lower_bound_is_below_the_pilot_and_spares_it_at_small_sigma(monkeypatch):
+    """``spd_acceptance_lower_bound`` (a quadrature) never exceeds the Monte Carlo pilot it stands
+    in for, and at small σ the public checks pass on it alone."""
+    from manifold_dp.privacy import mechanisms
+    from manifold_dp.privacy.spd_sampler import spd_acceptance_lower_bound, spd_sampler_acceptance
+
+    for k in (3, 16):
+        c_k = 0.5 * math.sqrt(k * (k * k - 1) / 3.0)
+        for fraction in (0.02, 0.1, 0.4, 0.9):
+            for rho_max in (np.inf, 2.0):
+                pilot = spd_sampler_acceptance(k, fraction / c_k, rho_max)  # 4000 proposals: ± a few 1e-3
+                assert spd_acceptance_lower_bound(k, fraction / c_k, rho_max) <= pilot + 3 * math.sqrt(pilot / 4000) + 1e-9
+    assert spd_acceptance_lower_bound(16, 0.02 / 18.4, np.inf) > 0.9
+
+    def no_pilot(*args):
+        raise AssertionError("the Monte Carlo pilot ran")
+
+    monkeypatch.setattr(mechanisms, "spd_sampler_acceptance", no_pilot)
+    mechanisms.RiemannianLaplace(SPDAffineInvariant(16), 1e-3).check_samplable()

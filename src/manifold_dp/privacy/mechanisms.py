@@ -39,6 +39,7 @@ from .spd_sampler import (
     PILOT_CHUNK,
     sample_spd_gaussian_log_eigen,
     sample_spd_log_eigen,
+    spd_acceptance_lower_bound,
     spd_gaussian_acceptance,
     spd_laplace_proposals,
     spd_laplace_single_sampler,
@@ -224,11 +225,15 @@ class RiemannianLaplace:
     def check_samplable(self) -> None:
         """Raise ``ValueError`` (public parameters only) where the exact affine-invariant SPD sampler
         would refuse at draw time (its public pilot acceptance < 1e-3): the release path calls this
-        while calibrating, before any accountant is charged."""
+        while calibrating, before any accountant is charged. Where the quadrature lower bound
+        ``spd_acceptance_lower_bound`` is already ≥ 1e-2 the Monte Carlo pilot is not needed here
+        (it runs at draw time, to size the batches): ``radius="auto"`` checks every candidate."""
         m = self.manifold
         if m.laplace_sampler != "spd_log_eigen":
             return
         rho_max = np.inf if self.restrict_to is None else 2.0 * self.restrict_to[1]
+        if spd_acceptance_lower_bound(cast("SPDAffineInvariant", m).k, float(self.sigma), float(rho_max)) >= 1e-2:
+            return
         pilot = spd_sampler_acceptance(cast("SPDAffineInvariant", m).k, float(self.sigma), float(rho_max))
         if pilot < 1e-3:
             raise ValueError(f"the exact affine-invariant Laplace sampler for {m!r} accepts about {pilot:.1e} of its "

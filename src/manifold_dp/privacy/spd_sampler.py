@@ -32,7 +32,8 @@ from .samplers import (
 from .single_draws import ScalarPieces
 
 __all__ = ["sample_spd_log_eigen", "spd_laplace_single_sampler", "spd_sampler_acceptance", "sample_spd_gaussian_log_eigen",
-           "spd_gaussian_acceptance", "spd_restricted_acceptance_bound", "spd_laplace_proposals"]
+           "spd_gaussian_acceptance", "spd_restricted_acceptance_bound", "spd_acceptance_lower_bound",
+           "spd_laplace_proposals"]
 
 PILOT_CHUNK = 4096  # proposals per vectorised batch of a public pilot: bounds its memory (k = 28: ~30 MB)
 
@@ -367,6 +368,40 @@ def spd_restricted_acceptance_bound(k: int, sigma: float, radius: float, nodes: 
     inside = 0.5 * betainc(0.5 * (d - 1), 0.5, 1.0 - t * t) if d > 1 else 0.5 * (t <= 1.0)
     weights = np.exp(log_density - logsumexp(log_density))
     return float(min(np.sum(weights * inside), 1.0))
+
+
+@lru_cache(maxsize=256)
+def spd_acceptance_lower_bound(k: int, sigma: float, rho_max: float = np.inf, nodes: int = 4000) -> float:
+    """A lower bound on the direction stage's acceptance (``spd_sampler_acceptance``) by one 1-D
+    quadrature, no matrices: since ``φ ≥ 0``, ``exp(Σ φ(a_ij) − B̄(ρ)) ≥ e^(−B̄(ρ))``, so the
+    acceptance is at least ``E_q[e^(−B̄(ρ))] = ∫ ρ^(d−1) e^(−ρ/σ) / ∫ ρ^(d−1) e^(−ρ/σ + B̄(ρ))`` over
+    ``(0, ρ_max]``. Trapezoid rule on ``nodes`` points up to the bulk's end ``R``; the denominator's
+    tail beyond ``R`` is bounded with ``B̄ ≤ c_k ρ`` by an incomplete gamma function and added (the
+    bound only falls). Useful for small ``σ`` (``B̄(ρ) ≈ kρ²/24`` at the typical ``ρ ≈ dσ``), where
+    the sampler accepts nearly everything: a caller that only needs "acceptance ≥ a threshold"
+    skips the Monte Carlo pilot there."""
+    from scipy.special import gammaincc, gammaln, logsumexp
+
+    if k < 2:
+        return 1.0
+    d = k * (k + 1) // 2
+    c_k = 0.5 * math.sqrt(k * (k * k - 1) / 3.0)
+    slope = 1.0 / sigma - c_k
+    if math.isinf(rho_max) and not slope > 0:
+        return 0.0
+    end = min(rho_max, (d + 60.0 + 10.0 * math.sqrt(d)) * sigma)  # the bulk of ρ^(d−1) e^(−ρ/σ) and beyond
+    rho = np.linspace(0.0, end, nodes + 1)[1:]
+    with np.errstate(divide="ignore"):
+        base = (d - 1) * np.log(rho) - rho / sigma
+    numerator = logsumexp(base)
+    denominator = logsumexp(base + _spd_log_bound(rho, k))
+    if end < rho_max:
+        if not slope > 0:
+            return 0.0
+        step = end / nodes
+        tail = gammaln(d) + math.log(max(float(gammaincc(d, slope * end)), 1e-300)) - d * math.log(slope) - math.log(step)
+        denominator = np.logaddexp(denominator, tail)
+    return float(min(math.exp(numerator - denominator), 1.0))
 
 
 def spd_laplace_proposals(k: int, sigma: float, rho_max: float, m: int,
