@@ -7,12 +7,29 @@ Each module has ``ID``, ``TITLE``, ``CLAIM``, ``PROFILES`` (``quick``/``full`` c
 """
 
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-from . import (composition, j23_gaussian, mdm, r21_f2, r21_sphere, r21_spd, s22_f1, s22_kendall, tangent_pca, u23_descriptors, u23_f1,
-               u23_f4, wrapped)
+from . import (
+    composition,
+    j23_gaussian,
+    mdm,
+    r21_f2,
+    r21_spd,
+    r21_sphere,
+    s22_f1,
+    s22_kendall,
+    tangent_pca,
+    u23_descriptors,
+    u23_f1,
+    u23_f4,
+    wrapped,
+)
+from ._common import ExperimentResult
 from .report import write_report
 
 # the new results come after the reproductions: appending keeps every earlier module's seed
@@ -29,7 +46,7 @@ ALIASES = {
 }
 
 
-def resolve(names):
+def resolve(names: Sequence[str]) -> list[ModuleType]:
     """Experiment modules for names like ``R21-F1a/b`` or ``u23-f4`` (all when empty)."""
     if not names:
         return list(MODULES)
@@ -43,7 +60,8 @@ def resolve(names):
     return out
 
 
-def reproduce(names=(), profile="quick", out_dir="results", seed=2024, log=print):
+def reproduce(names: Sequence[str] = (), profile: str = "quick", out_dir: str | Path = "results", seed: int = 2024,
+              log: Callable[[str], Any] = print) -> tuple[list[ExperimentResult], tuple[Path, Path]]:
     """Run the experiments, write one PNG per figure plus ``report.md`` and ``report.html``."""
     if profile not in ("quick", "full"):
         raise ValueError(f"profile must be 'quick' or 'full', got {profile!r}")

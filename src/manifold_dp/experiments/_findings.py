@@ -15,7 +15,7 @@ NEW_MECHANISM_COLOURS = {"riemannian_gaussian": "#882255", "wrapped_laplace": "#
                          "tangent_pca": "#332288"}
 
 
-def colour(mechanism):
+def colour(mechanism: str) -> str:
     """The mechanism's colour: ``_common.PALETTE``'s, else its own new one."""
     return PALETTE.get(mechanism) or NEW_MECHANISM_COLOURS[mechanism]
 
@@ -24,7 +24,7 @@ def colour(mechanism):
 class Finding(ExperimentResult):
     """An ``ExperimentResult`` whose verdict is a claim measured by the run (``PREFIX`` + text)."""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not (isinstance(self.verdict, str) and self.verdict.startswith(PREFIX) and self.verdict[len(PREFIX):].strip()):
             raise ValueError(f"a new result's verdict must start with {PREFIX!r} and state the claim, got {self.verdict!r}")
         if not self.summary("verdict").startswith(PREFIX):
@@ -32,5 +32,5 @@ class Finding(ExperimentResult):
         self._check_short()
 
 
-def is_finding(result):
+def is_finding(result: object) -> bool:
     return isinstance(result, Finding)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ CITATION_CONNECTOMES = ("fMRI functional-network connectivity of 86 subjects (28
                         "open licence), read from the wheel without importing it")
 
 
-def geomstats_wheel(download=True, timeout=180):
+def geomstats_wheel(download: bool = True, timeout: float = 180) -> tuple[Path | None, str | None]:
     """``(path, None)`` of the geomstats 2.8.0 wheel, or ``(None, reason)``."""
     given = os.environ.get("MANIFOLD_DP_GEOMSTATS_WHEEL")
     if given:
@@ -59,7 +60,7 @@ def _read(member):
         return None, f"{wheel.name} has no readable {member} ({type(err).__name__})"
 
 
-def load_cities():
+def load_cities() -> tuple[tuple[Any, list[str]] | None, str | None]:
     """``((N, 3) unit vectors, names), None`` or ``(None, reason)``: latitude φ and longitude λ
     mapped to ``(cos φ cos λ, cos φ sin λ, sin φ)``."""
     text, reason = _read(CITIES)
@@ -71,7 +72,7 @@ def load_cities():
     return (points, [r["city"] for r in rows]), None
 
 
-def load_connectomes(size=28):
+def load_connectomes(size: int = 28) -> tuple[Any, str | None]:
     """``((N, size, size)`` correlation matrices, None)`` or ``(None, reason)``: each row of the
     file is the strict upper triangle, row by row (the order under which all 86 are positive
     definite), and the diagonal is 1."""

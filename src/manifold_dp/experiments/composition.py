@@ -23,6 +23,8 @@ accountant.
 """
 
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +33,7 @@ from ..manifolds import SPDLogEuclidean, Sphere
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
 from ..privacy import PrivacyAccountant, frechet_mean_sensitivity, measurements, private_frechet_mean
 from ..privacy.accounting import gaussian_dp_event, pure_dp_event
-from ._common import PALETTE, figure, finish, save
+from ._common import PALETTE, ExperimentResult, figure, finish, save
 from ._findings import PREFIX, Finding
 
 ID = "COMP"
@@ -137,7 +139,7 @@ def _worked_example(releases, delta0, rng):
     return {"spent": spent, "error": error}
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     ks = list(config["ks"])
     delta0 = DELTA / (2 * max(ks))
     z, gauss = _gaussian_curves(ks, delta0)
@@ -203,7 +205,7 @@ def _table(results):
                        f"{EPS_LAPLACE:g}).", "columns": columns, "rows": rows}
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     ks = np.array(results["ks"])
     g, lap, bud, worked = results["gauss"], results["laplace"], results["budget"], results["worked"]
     kmax = int(ks[-1])

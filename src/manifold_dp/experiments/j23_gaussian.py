@@ -24,16 +24,35 @@ quadrature without an error bound (a measurement, not a certificate), and the La
 at that μ.
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
+from .._typing import FloatArray
 from ..data import sphere_cap, wishart_spd
 from ..manifolds import SPDAffineInvariant, Sphere
+from ..manifolds.base import Manifold
 from ..privacy import frechet_mean_sensitivity, measurements
 from ..privacy.gdp import _needed_mu, gaussian_delta_mu, privacy_profile
 from ..privacy.sensitivity import hessian_lower_bound
 from ..stats import frechet_mean
-from ._common import BAND_NOTE, figure, finish, mean_se, one_blas_thread, per, progress, save, series, shared_legend, span
+from ._common import (
+    BAND_NOTE,
+    ExperimentResult,
+    figure,
+    finish,
+    mean_se,
+    one_blas_thread,
+    per,
+    progress,
+    save,
+    series,
+    shared_legend,
+    span,
+)
 from ._findings import PREFIX, Finding, colour
 
 ID = "J23"
@@ -57,7 +76,7 @@ PAPER_CLAIM = ("superior utility of the Riemannian Gaussian over the Riemannian 
                "(abstract and simulation section; its numbers are in figures, not transcribed here)")
 
 
-def pure_epsilon_for_mu(mu, grid=2000):
+def pure_epsilon_for_mu(mu: float, grid: int = 2000) -> float:
     """The largest ε (bisection, rounded down) whose ε-DP implies μ-GDP: randomized response's profile
     ``(e^ε − e^ε')/(1 + e^ε)`` below ``δ_μ(ε')`` at ``grid`` points ε' in [0, ε]."""
     def implies(eps):
@@ -89,7 +108,7 @@ def _composite(a, b, panels, order=8):
     return (edges[:-1, None] + h * (x + 1) / 2).ravel(), (h * w / 2).ravel()
 
 
-def sphere_profile(t, sigma, epsilon, panels=200):
+def sphere_profile(t: float, sigma: float, epsilon: ArrayLike, panels: int = 200) -> FloatArray:
     """``δ(ε) = E_P[(1 − e^(ε − L))_+]`` of the Riemannian Gaussian on S² for two footpoints ``t`` apart, by
     composite Gauss–Legendre quadrature over the whole sphere (geodesic polar coordinates around one footpoint,
     the law of cosines for the distance to the other; ``panels`` × 8 nodes per axis). No error bound: a measurement."""
@@ -110,7 +129,7 @@ def sphere_profile(t, sigma, epsilon, panels=200):
     return np.where(inside, np.maximum(tail_p[j] - np.exp(eps) * tail_q[j], 0.0), 0.0)
 
 
-def sphere_exact_mu(sensitivity, sigma, floor=1e-9):
+def sphere_exact_mu(sensitivity: float, sigma: float, floor: float = 1e-9) -> float:
     """μ of the Riemannian Gaussian on S² from ``sphere_profile`` at footpoint distance Δ: the largest μ that
     δ_μ(ε) ≥ δ(ε) needs, over a grid of ε where δ(ε) ≥ ``floor``. A quadrature, not a certificate."""
     eps = np.linspace(0.0, (np.pi ** 2 - (np.pi - sensitivity) ** 2) / (2 * sigma ** 2), 4000)
@@ -119,7 +138,7 @@ def sphere_exact_mu(sensitivity, sigma, floor=1e-9):
     return float(np.max(_needed_mu(delta[keep], np.maximum(eps[keep], 1e-300))))
 
 
-def epsilon_at_delta(m, sensitivity, sigma, delta=DELTA):
+def epsilon_at_delta(m: Manifold, sensitivity: float, sigma: float, delta: float = DELTA) -> float:
     """The smallest ε (bisection in log ε, rounded up) at which the library's profile bound of the Riemannian
     Gaussian at ``sigma`` is at most ``delta``; NaN where even ε = 10⁴ is not."""
     below = lambda e: privacy_profile(m, sensitivity, sigma, e) <= delta
@@ -179,7 +198,7 @@ def _jiang(rng, trials):
             "lap_mu_exact": lap(mu)}
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     with one_blas_thread():
         out = {key: _one_space(key, config, rng) for key in progress(list(SPACES), "J23 spaces")}
         out["jiang"] = _jiang(rng, config["trials"])
@@ -264,7 +283,7 @@ def _table(results, z):
                         "Laplace same μ (certified)", "Laplace same μ (exact)"]}
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     z = np.array(config["z"])
     parts, claims = [], []
     for key in SPACES:

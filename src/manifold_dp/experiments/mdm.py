@@ -15,12 +15,29 @@ the Riemannian Laplace on affine-invariant SPD (against pyRiemann's ``MDM(metric
 the tangent Gaussian on log-Euclidean SPD (against ``MDM(metric="logeuclid")``).
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
+from .._typing import FloatArray
 from ..manifolds import SPDAffineInvariant, SPDLogEuclidean
+from ..manifolds.base import Manifold
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
-from ._common import (BAND_NOTE, figure, finish, mean_se, one_blas_thread, per, progress, save, series, shared_legend,
-                      span)
+from ._common import (
+    BAND_NOTE,
+    ExperimentResult,
+    figure,
+    finish,
+    mean_se,
+    one_blas_thread,
+    per,
+    progress,
+    save,
+    series,
+    shared_legend,
+    span,
+)
 from ._findings import PREFIX, Finding
 from .u23_descriptors import DATA_CITATION, _features
 
@@ -46,7 +63,7 @@ VARIANTS = {  # key: (manifold class, mechanism, pyRiemann metric, label, palett
 }
 
 
-def descriptors():
+def descriptors() -> tuple[FloatArray, Any]:
     """``(descriptors (1797, 9, 9), labels)`` of scikit-learn's digits."""
     from sklearn.datasets import load_digits
 
@@ -57,7 +74,7 @@ def descriptors():
     return covs, digits.target
 
 
-def public_ball(manifold, public):
+def public_ball(manifold: Manifold, public: FloatArray) -> tuple[FloatArray, float]:
     """Centre (log-Euclidean mean of the public split) and radius (its ``RADIUS_QUANTILE`` distance) in ``manifold``."""
     k = public.shape[-1]
     centre = expm_sym(invvecd(vecd(logm_spd(public)).mean(axis=0), k))
@@ -88,7 +105,7 @@ def _one_seed(X, y, config, seed_rng):
     return out
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     with one_blas_thread():
         return _run(config, rng)
 
@@ -134,11 +151,11 @@ def _figure(results, config, out_dir):
     return name, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     eps = np.array(config["epsilons"])
     acc = results["acc"]
     lines, claims, briefs = [], [], []
-    for key, (_, mechanism, metric, label, _) in VARIANTS.items():
+    for key, (_, _mechanism, metric, label, _) in VARIANTS.items():
         base = float(np.mean(acc[(key, "mdm")]))
         means = np.array([np.mean(acc[(key, e)]) for e in eps])
         near = [e for e, a in zip(eps, means) if a >= base - NEAR]

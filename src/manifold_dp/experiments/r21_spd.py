@@ -8,6 +8,9 @@ states no calibration other than its Thm 1 (σ = Δ/ε on this homogeneous space
 coincide here.
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from ..data import wishart_spd
@@ -15,8 +18,21 @@ from ..manifolds import Euclidean, SPDAffineInvariant
 from ..manifolds.matrix import invvech, vech
 from ..privacy import frechet_mean_sensitivity, measurements
 from ..stats import frechet_mean
-from ._common import (BAND_NOTE, PALETTE, ExperimentResult, figure, finish, log_ticks, mean_se, per, progress, save,
-                      series, span, verdict)
+from ._common import (
+    BAND_NOTE,
+    PALETTE,
+    ExperimentResult,
+    figure,
+    finish,
+    log_ticks,
+    mean_se,
+    per,
+    progress,
+    save,
+    series,
+    span,
+    verdict,
+)
 
 ID = "R21-F1ab"
 TITLE = "R21 Fig. 1 (panels 1-2): SPD(2) affine-invariant — sensitivity, utility, non-PD outputs"
@@ -29,10 +45,10 @@ PAPER_NOT_PD, PAPER_NOT_PD_RANGE = 0.25, (20, 40)  # "about 25% ... at sample si
 EPSILON_LOW = 0.5  # the paper does not state the ε of its non-PD share: the share is also measured here
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     spd = SPDAffineInvariant(2)
     r_e = np.expm1(RADIUS)
-    out = {k: [] for k in ("sens_points", "bound", "err_manifold", "err_euclid", "not_pd", "not_pd_low")}
+    out: dict[str, list[Any]] = {k: [] for k in ("sens_points", "bound", "err_manifold", "err_euclid", "not_pd", "not_pd_low")}
     for n in progress(config["ns"], "R21-F1ab n"):
         dists = []
         for _ in range(config["pairs"]):
@@ -96,7 +112,7 @@ def _figure(results, config, out_dir):
     return name, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     ns = np.array(config["ns"])
     m, e = np.array(results["err_manifold"])[:, 0], np.array(results["err_euclid"])[:, 0]
     ratio = e / m

@@ -9,12 +9,14 @@ import json
 import platform
 import re
 import sys
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ._common import VERDICTS
+from ._common import VERDICTS, ExperimentResult
 from ._findings import is_finding
 
 TITLE = "manifold_dp — reproduction of the papers' experiments"
@@ -63,7 +65,7 @@ COLUMNS = ("experiment", "verdict", "paper", "ours, paper's calibration", "ours,
 README_START, README_END = "<!-- reproduction-table:start -->", "<!-- reproduction-table:end -->"
 
 
-def summary_rows(results):
+def summary_rows(results: Sequence[ExperimentResult]) -> list[dict[str, Any]]:
     """One short row per experiment (the one-line forms where a result gives them); each section below the table
     keeps the full texts and the explanation."""
     return [{"experiment": r.id, "title": r.title, "claim": r.paper_claim, "verdict": r.summary("verdict"),
@@ -75,7 +77,7 @@ def _cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_table(rows):
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     """The summary table in Markdown (the reproduction table of ``docs/results.md`` is this, regenerated)."""
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
     out += ["| " + " | ".join(_cell(row[c]) for c in COLUMNS) + " |" for row in rows]
@@ -84,7 +86,7 @@ def markdown_table(rows):
 
 def _header(profile, seed, results):
     total = sum(r.seconds for r in results)
-    return (f"Profile {profile}, seed {seed}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, Python "
+    return (f"Profile {profile}, seed {seed}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python "
             f"{platform.python_version()}, numpy {np.__version__}, {platform.machine()} "
             f"({platform.processor() or 'cpu'}); {len(results)} experiments in {total:.0f} s.")
 
@@ -179,7 +181,7 @@ def _html(results, profile, seed, out_dir):
     return "\n".join(parts)
 
 
-def write_report(results, out_dir, profile, seed):
+def write_report(results: Sequence[ExperimentResult], out_dir: str | Path, profile: str, seed: int) -> tuple[Path, Path]:
     """``report.md``, ``report.html`` (figures inlined) and ``summary.json`` in ``out_dir``."""
     out_dir = Path(out_dir)
     (out_dir / "report.md").write_text(_markdown(results, profile, seed), encoding="utf-8")
@@ -189,7 +191,7 @@ def write_report(results, out_dir, profile, seed):
     return out_dir / "report.md", out_dir / "report.html"
 
 
-def update_readme(readme, summary):
+def update_readme(readme: str | Path, summary: Any) -> None:  # summary: the path of summary.json, then its contents
     """Replace the text between a page's reproduction-table markers (``docs/results.md``) by the table of
     ``summary.json`` (written by ``write_report``); the table is never edited by hand."""
     readme, summary = Path(readme), json.loads(Path(summary).read_text(encoding="utf-8"))

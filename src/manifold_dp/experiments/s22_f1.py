@@ -14,19 +14,38 @@ needs; ``realised_kng_loss`` measures, by quadrature on adversarial S² pairs, t
 KNG at Δ_KNG/ε actually incurs on them (a lower bound on its ε, not a proof).
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
+from .._typing import Array
 from ..data import sphere_cap, wishart_spd
 from ..manifolds import SPDAffineInvariant, Sphere
+from ..manifolds.base import Manifold
 from ..manifolds.matrix import invvecd, vech
 from ..privacy import ambient_sensitivity, frechet_mean_sensitivity, measurements
 from ..privacy.release import prepare_records
 from ..privacy.sensitivity import hessian_lower_bound
 from ..stats import frechet_mean
 from ..stats.frechet import riemannian_gradient
-from ._common import (BAND_NOTE, PALETTE, ExperimentResult, figure, finish, mean_se, per, progress, save, series,
-                      shared_legend, span, verdict)
+from ._common import (
+    BAND_NOTE,
+    PALETTE,
+    ExperimentResult,
+    figure,
+    finish,
+    mean_se,
+    per,
+    progress,
+    save,
+    series,
+    shared_legend,
+    span,
+    verdict,
+)
 
 ID = "S22-F1"
 TITLE = "S22 Fig. 1: KNG vs Riemannian Laplace vs Euclidean Laplace (S² and SPD(2)), ε = 1, both calibrations"
@@ -72,7 +91,8 @@ def _measurements(manifold, n, r, center):
             "ambient": amb}
 
 
-def gradient_slope(manifold, X, mean, rng, t=1e-3, directions=8):
+def gradient_slope(manifold: Manifold, X: ArrayLike, mean: Array, rng: np.random.Generator, t: float = 1e-3,
+                   directions: int = 8) -> float:
     """``H ≈ ‖∇F(x)‖/ρ(x̄, x)`` just off the mean: how steeply KNG's exponent grows, which with
     ``h`` sets the KNG/Laplace error ratio (``2h/H`` certified, ``h/H`` at the same multiplier)."""
     u = manifold.random_unit_tangent(mean, size=directions, rng=rng)
@@ -123,7 +143,7 @@ def _cap_grid(r, n_theta, n_phi):
     return pts, logw.ravel()
 
 
-def realised_kng_loss(n, grid=(60, 240), multiplier=1.0):
+def realised_kng_loss(n: int, grid: tuple[int, int] = (60, 240), multiplier: float = 1.0) -> float:
     """Largest privacy loss ``|log p_D(y) − log p_D'(y)|`` (to compare with ε) over a grid of the cap for KNG on S²
     at σ = multiplier·Δ_KNG/ε (the paper's: 1; certified: 2), over adversarial neighbouring pairs: the other ``n − 1`` records
     at the centre, on the boundary on either side of the replaced one, or across; the replaced record
@@ -153,7 +173,7 @@ def realised_kng_loss(n, grid=(60, 240), multiplier=1.0):
     return worst
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     s = Sphere(2)
     sphere_metric = lambda m, x, raw=False: np.linalg.norm(np.asarray(x) - m, axis=-1)
     a = _panel(s, lambda n, g: sphere_cap(n, rng=g), R_SPHERE, s.origin, config["ns"], config["reps"], config["draws"],
@@ -220,7 +240,7 @@ def _claim_holds(results, kng, laplace):
     return bool(np.mean(sphere_ok) >= 0.5), bool(np.mean(spd_ok) >= 0.5), sphere_ok, spd_ok
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     ns = np.array(config["ns"])
     *_, cert_sph, cert_spd = _claim_holds(results, "kng", "laplace")
     *stated, stated_sph, stated_spd = _claim_holds(results, "kng", "laplace_2x")

@@ -12,14 +12,31 @@ budget split across the k landmarks, ε/k each) and jointly (one coordinate-wise
 shape distance to the non-private mean shape.
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
+from .._typing import FloatArray
 from ..manifolds import Euclidean, KendallShape2D
 from ..privacy import frechet_mean_sensitivity, measurements
 from ..privacy.release import prepare_records
 from ..stats import frechet_mean
-from ._common import (BAND_NOTE, PALETTE, ExperimentResult, figure, finish, mean_se, per, progress, save, series,
-                      shared_legend, span, verdict)
+from ._common import (
+    BAND_NOTE,
+    PALETTE,
+    ExperimentResult,
+    figure,
+    finish,
+    mean_se,
+    per,
+    progress,
+    save,
+    series,
+    shared_legend,
+    span,
+    verdict,
+)
 
 ID = "S22-F2/3"
 TITLE = "S22 §4.3 (Figs. 2-3): private mean shape on Kendall's shape space, real landmark data"
@@ -28,7 +45,7 @@ CLAIM = ("KNG keeps the mean shape's structure; the landmark-wise Laplace (priva
 PROFILES = {"quick": dict(epsilons=[0.5, 1.0, 2.0, 5.0], reps=30),
             "full": dict(epsilons=[0.25, 0.5, 1.0, 2.0, 5.0, 10.0], reps=300)}
 SHOW_EPSILON = 5.0
-DATASETS = {
+DATASETS: dict[str, dict[str, Any]] = {
     "mosquito wings": dict(loader="load_landmark_mosquito_wings", field="coords", public=27,
                            cite="mosquito-wing landmarks (127 × 18) of Rohlf & Slice (1990), shipped by ktch "
                                 "(ktch.datasets.load_landmark_mosquito_wings; package licence Apache-2.0; the data's "
@@ -51,7 +68,7 @@ SHORT = {"kng": "certified KNG", "kng_paper": "KNG at the paper's multiplier", "
 SAME_MULTIPLIER = "S22 Remark 1 and §4.1 compare sensitivities only: the same multiplier for KNG and the Laplace"
 
 
-def load(name):
+def load(name: str) -> tuple[KendallShape2D, FloatArray]:
     """``(kendall, raw landmarks (N, k, 2))`` of a ktch data set."""
     from ktch import datasets
 
@@ -133,7 +150,7 @@ def _one_dataset(name, config, rng):
                 public=len(public), sample=public[:10])
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     return {name: _one_dataset(name, config, rng) for name in DATASETS}
 
 
@@ -188,7 +205,7 @@ def _shape_figure(results, out_dir):
     return out, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     eps = np.array(config["epsilons"])
     names = list(results)
     checks, parts, counts, aligned = {}, [], {}, {}

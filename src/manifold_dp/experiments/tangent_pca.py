@@ -20,18 +20,35 @@ split that chooses the centre and the radius (SPD: its log-Euclidean mean and 90
 shapes: as in ``s22_kendall``).
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from ..manifolds import SPDLogEuclidean
+from ..manifolds.base import Manifold
 from ..manifolds.kendall import hermitian
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
 from ..privacy.release import prepare_records
 from ..privacy.tangent_pca import private_tangent_pca
 from ..stats import frechet_mean
-from ._common import BAND_NOTE, PALETTE, figure, finish, mean_se, one_blas_thread, per, progress, save, shared_legend
+from ._common import (
+    BAND_NOTE,
+    PALETTE,
+    ExperimentResult,
+    figure,
+    finish,
+    mean_se,
+    one_blas_thread,
+    per,
+    progress,
+    save,
+    shared_legend,
+)
 from ._findings import PREFIX, Finding, colour
 from .mdm import descriptors
-from .s22_kendall import DATASETS as SHAPES, load as load_shapes
+from .s22_kendall import DATASETS as SHAPES
+from .s22_kendall import load as load_shapes
 
 ID = "TPCA"
 TITLE = "Private tangent PCA: principal angles to the non-private subspace vs ε (SPD descriptors, connectomes, shapes)"
@@ -131,7 +148,7 @@ def _random_angle(dim, q, rng, draws=200):
     return float(np.mean([_largest_angle(base, np.linalg.qr(rng.standard_normal((dim, q)))[0]) for _ in range(draws)]))
 
 
-def mean_mechanism(m):
+def mean_mechanism(m: Manifold) -> str:
     """The tangent Gaussian where there is a flat chart (log-Euclidean SPD: both halves Gaussian), else the Laplace."""
     return "tangent_gaussian" if m.flat_chart else "laplace"
 
@@ -156,7 +173,7 @@ def _one_set(m, raw, centre, radius, config, rng):
     return {"angles": angles, "refused": refused, "n": len(X), "dim": m.dim, "radius": radius, "random": _random_angle(m.dim, q, rng)}
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     with one_blas_thread():
         return _run(config, rng)
 
@@ -209,7 +226,7 @@ def _at_largest(eps, mean_angle):
     return f"{mean_angle[ran[-1]]:.1f}° at ε = {eps[ran[-1]]:g}" if ran else "refused at every ε"
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     eps = np.array(config["epsilons"])
     sets = results["sets"]
     parts, claims, monotone, briefs = [], [], [], []

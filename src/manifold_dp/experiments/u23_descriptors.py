@@ -8,8 +8,12 @@ descriptor ``Cov + ηI`` with ``η = 1e−6``; radius from 2023 Thm 5. Riemannia
 tangent Gaussian (analytic) for ε ∈ {0.1, …, 0.9}, δ ∈ {1e−5, 1e−7, 1e−9}; error ρ_LE.
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
+from .._typing import FloatArray
 from ..manifolds import SPDLogEuclidean
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
 from ..privacy import measurements
@@ -44,18 +48,18 @@ def _features(gray, channels):
     return np.stack([f.ravel() for f in feats], axis=1)
 
 
-def descriptor(gray, channels):
+def descriptor(gray: FloatArray, channels: Any) -> FloatArray:
     f = _features(gray, channels)
     return np.cov(f, rowvar=False, bias=True) + ETA * np.eye(f.shape[1])
 
 
-def thm5_radius(features):
+def thm5_radius(features: int) -> float:
     """U23 Thm 5: ‖Logm R‖_F ≤ √k · max(|ln η|, |ln(c + η)|), c = 14 (gray, k = 9) or 16 (RGB, k = 11)."""
     c = 14.0 if features == 9 else 16.0
     return float(np.sqrt(features) * max(abs(np.log(ETA)), abs(np.log(c + ETA))))
 
 
-def load_datasets():
+def load_datasets() -> dict[str, Any]:
     from sklearn.datasets import load_digits, load_sample_images
 
     digits = load_digits()
@@ -115,7 +119,7 @@ def _errors(m, n, radius, config, rng):
     return res
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     sets = load_datasets()
     chosen = {k: v for k, v in sets.items() if not k.startswith("digits") or k.startswith("digits 0")}
     out = {}
@@ -181,7 +185,7 @@ def _figure(results, config, out_dir):
     return name, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     names = [n for n in results if "unavailable" not in results[n]]
     images = [n for n in names if n != CONNECTOMES]
     d0 = config["deltas"][0]

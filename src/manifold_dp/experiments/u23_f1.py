@@ -7,6 +7,9 @@ the certified σ = Δ/ε (2021 Thm 1, homogeneous case) and at σ = 2Δ/ε, the 
 plotted magnitudes match (E ρ = dσ), as a ``measurements.paper_variant`` copy (certified, noisier).
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from ..data import eigen_spd
@@ -28,7 +31,7 @@ PAPER_DELTAS = (1e-7, 1e-8, 1e-9)  # "not significantly impacted by different va
 PAPER_REASON = "U23 Fig. 1's plotted magnitudes equal E ρ = dσ at σ = 2Δ/ε (R21 Thm 1's general rate)"
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     with one_blas_thread():
         return _run(config, rng)
 
@@ -104,7 +107,7 @@ def _figure(results, config, out_dir):
     return name, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     ks, epsilons, deltas = np.array(config["ks"]), config["epsilons"], config["deltas"]
     kmax = ks[-1]
     over = lambda key, tang: np.array([results[key][(kmax, e)] / results[tang][(kmax, e)] for e in epsilons])

@@ -6,14 +6,28 @@ the tangent Gaussian, and our exact samplers (log-Euclidean Laplace; affine-inva
 σ = 0.1/c_k), on this machine.
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from ..data import eigen_spd
 from ..manifolds import SPDAffineInvariant, SPDLogEuclidean
 from ..privacy import RiemannianLaplace, TangentGaussian
 from ..privacy.samplers import metropolis_hastings
-from ._common import (PALETTE, ExperimentResult, call_times, chain_step_times, figure, finish, one_blas_thread, progress,
-                      save, series, verdict)
+from ._common import (
+    PALETTE,
+    ExperimentResult,
+    call_times,
+    chain_step_times,
+    figure,
+    finish,
+    one_blas_thread,
+    progress,
+    save,
+    series,
+    verdict,
+)
 
 ID = "U23-F4"
 TITLE = "U23 Fig. 4a: seconds per private release vs k (MCMC Laplace vs exact samplers vs tangent Gaussian)"
@@ -26,7 +40,7 @@ PAPER_K30 = {10_000: 14.0, 30_000: 36.0, 50_000: 73.0}  # seconds per release, U
 PAPER_TANG = 1.3e-6  # seconds, U23 App. B.2
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """Seconds per release: medians over individually timed draws, and over 100-step pieces of
     the chain (the same estimator on both sides, robust to stalls of a shared machine), with one
     BLAS thread (``one_blas_thread``)."""
@@ -90,7 +104,7 @@ def _figure(results, config, out_dir):
     return name, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     ks = np.array(config["ks"])
     i = int(np.argmax(ks))
     mc = results["mcmc_per_step"][i]
