@@ -4,9 +4,17 @@ figure, the figure checks, progress bars, timings."""
 import re
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .._typing import FloatArray
+
+_T = TypeVar("_T")
 
 VERDICTS = ("reproduced", "reproduced only under the paper's calibration", "partly reproduced", "not reproduced")
 
@@ -44,21 +52,21 @@ class ExperimentResult:
         if unknown:
             raise ValueError(f"short takes verdict, paper_value, paper_calibration and certified, got {sorted(unknown)}")
 
-    def summary(self, name):
+    def summary(self, name: str) -> str:
         """The summary table's text for field ``name``: its one-line form where there is one."""
         return self.short.get(name) or getattr(self, name)
 
     @property
-    def ours(self):
+    def ours(self) -> str:
         """One line for the run log."""
         return f"{self.verdict}; certified calibration: {self.certified}"
 
     @property
-    def comparison(self):
+    def comparison(self) -> str:
         return self.explanation
 
 
-def verdict(paper_reading, certified_reading, *, partly=False):
+def verdict(paper_reading: bool, certified_reading: bool, *, partly: bool = False) -> str:
     """The verdict from whether the whole claim holds under the certified calibration, under the
     paper's, and (``partly``) whether some of its parts hold where the whole does not."""
     if certified_reading:
@@ -85,7 +93,7 @@ PALETTE = {
     "bound": "#000000",
     "data": "#8C8C8C",                   # records and neighbouring-pair distances (not a mechanism)
 }
-CALIBRATION_STYLE = {
+CALIBRATION_STYLE: dict[str, dict[str, Any]] = {
     "certified": dict(linestyle="-", marker="o"),
     "paper_noisier": dict(linestyle="-.", marker="s"),   # the paper's calibration, still certified
     "paper_uncertified": dict(linestyle=":", marker="D", markerfacecolor="none"),
@@ -95,12 +103,13 @@ LEGEND_SIZE = 8
 BAND_NOTE = "Bands: mean ± 2 standard errors over the replicates."
 
 
-def style(mechanism, calibration="certified"):
+def style(mechanism: str, calibration: str = "certified") -> dict[str, Any]:
     """``plot`` keyword arguments: the mechanism's colour and the calibration's line style."""
     return dict(color=PALETTE[mechanism], ms=4, **CALIBRATION_STYLE[calibration])
 
 
-def series(ax, x, mean, label, mechanism, calibration="certified", se=None):
+def series(ax: Any, x: ArrayLike, mean: ArrayLike, label: str, mechanism: str, calibration: str = "certified",
+           se: ArrayLike | None = None) -> None:
     """One curve, with a ±2 SE band when ``se`` is given."""
     mean = np.asarray(mean, float)
     ax.plot(x, mean, label=label, **style(mechanism, calibration))
@@ -109,7 +118,7 @@ def series(ax, x, mean, label, mechanism, calibration="certified", se=None):
         ax.fill_between(x, mean - 2 * se, mean + 2 * se, color=PALETTE[mechanism], alpha=0.18, linewidth=0)
 
 
-def figure(title, nrows=1, ncols=2, width=4.6, height=3.7):
+def figure(title: str, nrows: int = 1, ncols: int = 2, width: float = 4.6, height: float = 3.7) -> tuple[Any, Any]:
     """A figure with a suptitle and ``nrows × ncols`` panels (flat array)."""
     import matplotlib
 
@@ -122,7 +131,8 @@ def figure(title, nrows=1, ncols=2, width=4.6, height=3.7):
     return fig, axes.ravel()
 
 
-def finish(ax, letter, title, xlabel, ylabel, *, logx=False, logy=False, legend=True, loc="best", xticks=None):
+def finish(ax: Any, letter: str, title: str, xlabel: str, ylabel: str, *, logx: bool = False, logy: bool = False,
+           legend: bool = True, loc: str = "best", xticks: Sequence[float] | None = None) -> None:
     """Panel letter and title, axis labels, log scales (ticks at ``xticks`` on a log x axis), grid
     and a readable legend (``loc="below"``: under the axes, one column)."""
     ax.set_title(f"({letter}) {title}", fontsize=9.5, loc="left")
@@ -142,9 +152,9 @@ def finish(ax, letter, title, xlabel, ylabel, *, logx=False, logy=False, legend=
         ax.legend(fontsize=LEGEND_SIZE, loc=loc, framealpha=0.85)
 
 
-def shared_legend(fig, axes, ncol=3):
+def shared_legend(fig: Any, axes: Any, ncol: int = 3) -> None:
     """One legend under the figure for the series of ``axes`` (an axes or a list; each label once)."""
-    entries = {}
+    entries: dict[Any, Any] = {}
     for ax in np.atleast_1d(axes):
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
@@ -152,7 +162,7 @@ def shared_legend(fig, axes, ncol=3):
                frameon=False)
 
 
-def log_ticks(ax, values):
+def log_ticks(ax: Any, values: Sequence[float]) -> None:
     """Tick marks at the sample sizes themselves on a log axis (n doubling)."""
     from matplotlib.ticker import FixedLocator, NullFormatter
 
@@ -161,10 +171,10 @@ def log_ticks(ax, values):
     ax.set_xticks(list(values), [f"{v:g}" for v in values])
 
 
-FIGURE_HOOKS = []  # callables (figure, name) run before a figure is written: the tests inspect figures here
+FIGURE_HOOKS: list[Callable[[Any, str], Any]] = []  # callables (figure, name) run before a figure is written: the tests inspect figures here
 
 
-def save(fig, out_dir, name):
+def save(fig: Any, out_dir: Path, name: str) -> str:
     import matplotlib.pyplot as plt
 
     for hook in FIGURE_HOOKS:
@@ -178,7 +188,7 @@ def save(fig, out_dir, name):
 _UNDERSCORE_OUTSIDE_MATH = re.compile(r"^(?:[^$]*\$[^$]*\$)*[^$]*_")
 
 
-def check_figure(fig):
+def check_figure(fig: Any) -> list[str]:
     """Problems a reader would see: no title, unlabelled axes, several series without a legend,
     legends under 8 pt, literal underscores or backticks (mathtext not used), a strip-shaped figure."""
     problems = []
@@ -220,7 +230,7 @@ def check_figure(fig):
     return problems
 
 
-def one_blas_thread():
+def one_blas_thread() -> Any:
     """A context with one BLAS thread: k×k linear algebra gains nothing from more, and on a
     shared machine idle BLAS threads spinning for a core made single timings up to 100× slower."""
     try:
@@ -232,7 +242,7 @@ def one_blas_thread():
     return threadpool_limits(1)
 
 
-def progress(iterable, desc, total=None):
+def progress(iterable: Iterable[_T], desc: str, total: int | None = None) -> Iterable[_T]:
     """A tqdm bar on stderr when stderr is a terminal and tqdm is installed, the plain iterable
     otherwise (no bar in log files, pipes and CI)."""
     if not (getattr(sys.stderr, "isatty", None) and sys.stderr.isatty()):
@@ -244,7 +254,7 @@ def progress(iterable, desc, total=None):
     return tqdm(iterable, desc=desc, total=total, leave=False, dynamic_ncols=True)
 
 
-def call_times(fn, repeat, warmup=1):
+def call_times(fn: Callable[[], Any], repeat: int, warmup: int = 1) -> FloatArray:
     """Seconds taken by each of ``repeat`` calls of ``fn`` (after ``warmup`` untimed calls).
     Timings are summarised by their median, which a stall of a shared machine does not move."""
     for _ in range(warmup):
@@ -257,7 +267,7 @@ def call_times(fn, repeat, warmup=1):
     return out
 
 
-def chain_step_times(chain, steps, chunk=100):
+def chain_step_times(chain: Callable[[int, Any], Any], steps: int, chunk: int = 100) -> FloatArray:
     """Seconds per step of each ``chunk``-step piece of a ``steps``-step Markov chain;
     ``chain(n, state)`` runs ``n`` steps from ``state`` (its start when None), returns the last."""
     chunk = max(1, min(chunk, steps))
@@ -269,12 +279,12 @@ def chain_step_times(chain, steps, chunk=100):
     return out
 
 
-def mean_se(values, axis=-1):
+def mean_se(values: ArrayLike, axis: int = -1) -> tuple[Any, Any]:
     v = np.asarray(values, float)
     return v.mean(axis=axis), v.std(axis=axis, ddof=1) / np.sqrt(v.shape[axis])
 
 
-def span(values, fmt="{:.2f}", unit=""):
+def span(values: ArrayLike, fmt: str = "{:.2f}", unit: str = "") -> str:
     """``"a–b"`` (or ``"a"`` when they agree at that precision) of the finite values."""
     v = np.asarray(values, float)
     v = v[np.isfinite(v)]
@@ -284,7 +294,7 @@ def span(values, fmt="{:.2f}", unit=""):
     return lo if lo == hi else f"{lo}–{hi}"
 
 
-def per(keys, values, fmt="{:.2f}", key="n"):
+def per(keys: Iterable[Any], values: Iterable[Any], fmt: str = "{:.2f}", key: str = "n") -> str:
     """``"n = 10: 0.91, n = 25: 0.80"``: one value per key, for claims that depend on it (``n/a``
     where the value is missing, e.g. a mechanism refused there)."""
     show = lambda v: fmt.format(v) if np.isfinite(v) else "n/a"
