@@ -61,7 +61,7 @@ def _blas_libraries() -> tuple[Any, ...]:
             from threadpoolctl import ThreadpoolController
 
             _libraries = tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
-        except Exception:  # threadpoolctl missing or unable to inspect this BLAS: nothing to limit
+        except Exception:  # noqa: BLE001  # threadpoolctl missing or unable to inspect this BLAS: nothing to limit
             _libraries = ()
     return _libraries
 
