@@ -274,3 +274,13 @@ def test_cli_center_auto(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     stages = out["certificate"]["center_selection"]["stages"]
     assert [s["stage"] for s in stages] == ["centre", "radius", "release"] and out["certificate"]["epsilon"] == 1.0
+
+
+def test_center_auto_implies_a_private_radius():
+    M = Sphere(2)
+    _, X = cluster(M, 300)
+    implied = private_frechet_mean(X, M, center="auto", epsilon=1.0, rng=4)
+    explicit = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=1.0, rng=4)
+    assert np.array_equal(implied.point, explicit.point) and implied.certificate == explicit.certificate
+    with pytest.raises(ValueError, match="radius"):
+        private_frechet_mean(X, M, center=M.origin, epsilon=1.0)

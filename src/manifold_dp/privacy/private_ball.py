@@ -157,6 +157,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     from . import release as rel
 
     ac = cast(AutoCenter, auto_center(center))  # the release path comes here for an AutoCenter only
+    radius = "auto" if radius is None else radius  # center="auto" implies a private radius unless one is given
     if not supports(manifold):
         raise ValueError(f"center='auto' has no first stage for {manifold!r}")
     if mechanism in UNSUPPORTED_MECHANISMS:

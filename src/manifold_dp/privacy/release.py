@@ -897,7 +897,7 @@ def _mean_plan(manifold: Manifold, p: Public, radius: float, cal: Calibration, g
     return Plan(manifold, center, grid, cal, public, value)
 
 
-def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius,
+def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius | None = None,
                  epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                  calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
                  accountant: PrivacyAccountant | None = None,
@@ -927,7 +927,7 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
     return _mean_plan(manifold, p, p["radius"], cal, grid, records)
 
 
-def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius,
+def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius | None = None,
                          epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                          calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
                          accountant: PrivacyAccountant | None = None, rng: RngLike = None,
@@ -950,8 +950,9 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
         The public centre: one point of ``manifold``, chosen without looking at the data.
         ``"auto"`` (``AutoCenter()``): a private ball instead (``privacy.private_ball``,
         docs/private_ball.md): a rough private centre that needs no ball (0.2·ε), a private
-        radius around it (0.1·ε; a number given as ``radius`` skips it), the release with the
-        rest; every stage in the certificate's ``center_selection``. In-memory records only.
+        radius around it (0.1·ε; a number given as ``radius`` skips it; ``radius`` left out means
+        ``"auto"`` here, and is required otherwise), the release with the rest; every stage in the
+        certificate's ``center_selection``. In-memory records only.
     RADIUS_UNITS
     epsilon : float
         ε > 0 of the guarantee (the total, with ``radius="auto"`` or ``center="auto"``).
