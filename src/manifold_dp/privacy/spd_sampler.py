@@ -334,12 +334,23 @@ def spd_sampler_acceptance(k: int, sigma: float, rho_max: float = np.inf, trials
     env = _spd_radius_envelope(k, float(sigma), float(rho_max))
     what = f"affine-invariant SPD({k}) acceptance pilot (sigma={sigma!r})"
     rho, _ = _batches(trials, _spd_radius_draw(k, float(sigma), float(rho_max), env, rng), 0.9, what)
+    a = rho[:, None] * _pilot_gaps(k, trials)
+    return float(np.mean(np.exp(np.sum(_log_sinhc(a), axis=-1) - _spd_log_bound(rho, k))))
+
+
+@lru_cache(maxsize=8)
+def _pilot_gaps(k: int, trials: int) -> FloatArray:
+    """``|μ_i − μ_j|/2`` (``i < j``) for the eigenvalues ``μ`` of ``trials`` directions uniform on
+    the unit sphere of ``Sym(k)`` (a fixed internal seed), shape ``(trials, k(k−1)/2)``, read-only.
+    The direction of a proposal is independent of its radius and of ``σ``, so every ``σ``'s pilot
+    shares these: a pilot then costs its radii only, not ``trials`` eigendecompositions."""
     d = k * (k + 1) // 2
-    g = rng.standard_normal((rho.size, d))
+    g = np.random.default_rng(20_212).standard_normal((trials, d))
     mu = np.linalg.eigvalsh(invvecd(g / np.linalg.norm(g, axis=-1, keepdims=True), k))
     iu = triu_indices(k, 1)
-    a = rho[:, None] * np.abs(mu[:, iu[0]] - mu[:, iu[1]]) / 2.0
-    return float(np.mean(np.exp(np.sum(_log_sinhc(a), axis=-1) - _spd_log_bound(rho, k))))
+    gaps = np.abs(mu[:, iu[0]] - mu[:, iu[1]]) / 2.0
+    gaps.flags.writeable = False
+    return gaps
 
 
 @lru_cache(maxsize=256)
