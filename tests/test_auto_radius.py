@@ -281,7 +281,7 @@ def test_spd_auto_computes_each_public_pilot_once_and_never_rejection_samples_to
     rng = np.random.default_rng(40)
     A = rng.standard_normal((2, 40, 6, 18))
     X, Y = A @ np.swapaxes(A, -1, -2) / 18
-    for cached in (spd_sampler.spd_sampler_acceptance, spd_sampler.spd_restricted_acceptance_bound):
+    for cached in (spd_sampler.spd_sampler_acceptance, spd_sampler.spd_restricted_acceptance_bound, spd_sampler._pilot_gaps):
         cached.cache_clear()
     monkeypatch.setattr(mechanisms, "_ACCEPTANCE_CACHE", {})
 
@@ -299,6 +299,7 @@ def test_spd_auto_computes_each_public_pilot_once_and_never_rejection_samples_to
     pilots = spd_sampler.spd_sampler_acceptance.cache_info().misses
     bounds = spd_sampler.spd_restricted_acceptance_bound.cache_info().misses
     assert pilots <= 2 * len(default_grid(m, np.eye(6)))  # at most one per (σ, ρ_max) of each candidate
+    assert spd_sampler._pilot_gaps.cache_info().misses <= 1  # the pilots' directions: once for every σ
     proposals.clear()
     again = plan_release(Y, m, center=np.eye(6), radius="auto", epsilon=1.0)
     assert again.candidates == plan.candidates and proposals == []
