@@ -43,6 +43,16 @@ PI_HI, TWO_PI_HI = 3.1415926535897936, 6.283185307179588  # doubles just above Ï
 TARGETS = {"1/12": 1.012, "1/8": 1.0265, "1/6": 1.0485, "1/5": 1.0712}
 
 
+def proven_bounds():
+    """``{radius: proven upper bound on C(radius)}`` of the stored table (no python-flint needed to read it)."""
+    table = json.loads(TABLE.read_text(encoding="utf-8"))
+    out = {}
+    for fraction, row in table["radii"].items():
+        num, den = (int(v) for v in fraction.split("/"))
+        out[math.pi * num / den] = float(row["proven_upper_bound"])
+    return dict(sorted(out.items()))
+
+
 def _flint():
     try:
         import flint
