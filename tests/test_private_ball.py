@@ -284,3 +284,19 @@ def test_center_auto_implies_a_private_radius():
     assert np.array_equal(implied.point, explicit.point) and implied.certificate == explicit.certificate
     with pytest.raises(ValueError, match="radius"):
         private_frechet_mean(X, M, center=M.origin, epsilon=1.0)
+
+
+def test_first_stage_noise_second_moment_and_shrinkage():
+    """E‖noise‖² = D(D+1)σ² for the K-norm draws (a 6-SE check, fixed seed); the shrinkage is a
+    factor in [0, 1] towards the origin (SPD, hyperbolic, Euclidean), none on the sphere."""
+    fs = first_stage(SPDAffineInvariant(3), 50, 1.0)
+    rng = np.random.default_rng(0)
+    draws = np.array([fs.noisy(np.zeros(fs.dimension), rng) for _ in range(20000)])
+    sq = np.sum(draws**2, axis=1)
+    assert abs(sq.mean() - fs.noise_second_moment) < 6 * sq.std() / math.sqrt(len(sq))
+    z = np.full(fs.dimension, 0.01)
+    assert np.allclose(fs.shrunk(z), 0.0)  # noise swamps it: the origin
+    big = np.full(fs.dimension, 1e3)
+    assert np.allclose(fs.shrunk(big), big, rtol=1e-3)
+    sphere = first_stage(Sphere(2), 50, 1.0)
+    assert np.array_equal(sphere.shrunk(np.array([0.1, 0.0, 0.0])), np.array([0.1, 0.0, 0.0]))

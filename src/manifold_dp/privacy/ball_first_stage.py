@@ -94,6 +94,7 @@ def _real_to_hermitian(v: FloatArray, p: int) -> Array:
 class _SphereStage:
     title = "extrinsic mean of the records in R^(d+1)"
     bound_name = None
+    shrinks = False  # only the direction is used
 
     def dimension(self, m: Sphere) -> int:
         return m.dim + 1
@@ -123,6 +124,7 @@ class _SphereStage:
 class _KendallStage:
     title = "dominant eigenvector of (1/n)Σ w_i w_i* (w_i = H z_i, Helmert coordinates of the pre-shapes)"
     bound_name = None
+    shrinks = False  # only the top eigenvector is used
 
     def dimension(self, m: KendallShape2D) -> int:
         return (m.k_landmarks - 1) ** 2
@@ -155,6 +157,7 @@ class _KendallStage:
 class _SPDStage:
     title = "mean of the matrix logarithms clipped to the Frobenius ball ‖log x‖_F ≤ B = b·√k"
     bound_name = "b (|log λ| ≤ b for the centre's eigenvalues; records' logs clipped to B = b√k)"
+    shrinks = True
 
     def dimension(self, m: _SPD) -> int:
         return m.k * (m.k + 1) // 2
@@ -191,6 +194,8 @@ class _SPDStage:
 
 class _FlatBallStage:
     """Hyperbolic space (tangent vectors at ``e0``) and Euclidean space (the points)."""
+
+    shrinks = True
 
     def __init__(self, hyperbolic: bool) -> None:
         self.hyperbolic = hyperbolic
@@ -287,9 +292,29 @@ class FirstStage:
         grid = 2.0 ** math.ceil(math.log2(self.scale * FIRST_STAGE_GRID))
         return np.round((statistic + noise) / grid) * grid
 
+    @property
+    def noise_second_moment(self) -> float:
+        """``E‖noise‖²`` (public): ``D(D+1)σ²`` for the K-norm law (radius ``Gamma(D, σ)``),
+        ``Dσ²`` for the Gaussian."""
+        D = self.dimension
+        return float(D * (D + 1) if self.noise == "l2_laplace" else D) * self.scale**2
+
+    def shrunk(self, z: FloatArray) -> FloatArray:
+        """Positive-part James–Stein shrinkage of the noisy vector towards 0 (the public origin's
+        coordinates): ``z·max(0, 1 − E‖noise‖²/‖z‖²)``. Post-processing of ``z``: where the
+        noise swamps the statistic (few records, many dimensions, a wide bound) the centre falls
+        back towards the origin instead of a random point at the edge of the safe region; where the
+        statistic dominates it is nearly unchanged. Spaces whose point is a direction or an
+        eigenvector (sphere, Kendall) do not shrink."""
+        if not self._stage.shrinks:
+            return z
+        norm2 = float(np.dot(z, z))
+        factor = max(0.0, 1.0 - self.noise_second_moment / norm2) if norm2 > 0 else 0.0
+        return z * factor
+
     def privatise(self, statistic: FloatArray, rng: np.random.Generator) -> Array:
-        """``noisy`` mapped to a point of the safe region (post-processing)."""
-        z = self.noisy(statistic, rng)
+        """``noisy``, shrunk (``shrunk``), mapped to a point of the safe region (post-processing)."""
+        z = self.shrunk(self.noisy(statistic, rng))
         with np.errstate(all="ignore"):
             return cast(Array, self._stage.to_point(self.manifold, z, self.bound))
 
