@@ -41,8 +41,8 @@ def test_selection_law_matches_the_closed_form():
     assert isinstance(plan, AutoPlan) and plan.candidates == (0.15, 0.45, 0.75, 2.0)
     counts = np.array([1, 4, 7, 10])  # written out: #{|x_i| ≤ g}
     utility = -np.abs(counts - 5)
-    grid = np.array([0.15, 0.45, 0.75, 2.0])  # the public base measure favouring larger radii, 3 nats across the grid
-    prior = np.exp(-3.0 * np.log(2.0 / grid) / np.log(2.0 / 0.15))
+    grid = np.array([0.15, 0.45, 0.75, 2.0])  # the public base measure favouring larger radii: ∝ g up to the largest
+    prior = grid / 2.0
     weights = np.exp(1.0 * utility / 2) * prior
     p = weights / weights.sum()
     draws = plan.select(200_000, rng=0)
@@ -250,6 +250,7 @@ def test_base_measure_is_a_function_of_public_values_only():
     """The same public parameters (space, centre, n, ε, grid) give the same base measure whatever
     the records: here two unrelated record sets and a neighbouring pair."""
     from manifold_dp.privacy.radius_selection import base_log_weights, safe_radius
+    from manifold_dp.privacy.release import _noise_inflation
 
     S = Sphere(2)
     X = S.random_point(S.origin, 0.1, size=200, rng=30)
@@ -259,11 +260,15 @@ def test_base_measure_is_a_function_of_public_values_only():
     plans = [plan_release(D, S, center=S.origin, radius="auto", epsilon=1.0) for D in (X, Y, Z)]
     assert all(np.array_equal(plans[0].log_base, p.log_base) for p in plans[1:])
     assert not np.array_equal(plans[0]._log_weights, plans[1]._log_weights)  # the utility does read the records
-    grid = default_grid(S, S.origin)
-    assert np.array_equal(plans[0].log_base, base_log_weights(np.asarray(plans[0].candidates),
-                                                             safe_radius(S, plans[0].candidates, False), grid))
-    # rising toward the largest candidate by 3 nats across the grid; on the unbounded grid, halving above 1
-    assert np.all(np.diff(plans[0].log_base) > 0) and plans[0].log_base[-1] == 0.0
+    grid, cands = default_grid(S, S.origin), np.asarray(plans[0].candidates)
+    inflation = _noise_inflation(cands, plans[0].stages, "frechet_mean")  # σ/r over the smallest: the calibrations'
+    safe = safe_radius(S, cands, False, inflation)
+    assert np.array_equal(plans[0].log_base, base_log_weights(cands, safe, grid))
+    # ∝ g up to the safe radius, below r* = π/4 where the sphere's L/h (and the noise) blows up; halving above it
+    top = int(np.argmax(plans[0].log_base))
+    assert cands[top] == safe and 0.4 < safe < 0.7 and plans[0].log_base[top] == 0.0
+    assert np.allclose(np.diff(plans[0].log_base[:top + 1]), np.diff(np.log(cands[:top + 1])))
+    assert np.allclose(np.diff(plans[0].log_base[top:]), -math.log(2.0))
     E = Euclidean(2)
     b = base_log_weights(default_grid(E, E.origin), 1.0)
     g = default_grid(E, E.origin)

@@ -45,7 +45,8 @@ GRID_POINTS = 48
 GRID_SPAN = 2.0**-12  # the default grid runs from top·2⁻¹² ...
 GRID_TOP = 1.0 - 2.0**-10  # ... to just below its cap
 UNBOUNDED_GRID = (1e-3, 1e3)  # where neither r* nor the float64 reach caps the radius
-LARGER_RADIUS_TILT = 3.0  # nats the base measure gives the safe radius over the far end of the grid (base_log_weights)
+LARGER_RADIUS_POWER = 1.0  # the base measure ∝ (g/s)^β below the safe radius s (base_log_weights)
+MAX_NOISE_INFLATION = 2.5  # the safe radius: noise per unit radius at most this times the smallest (safe_radius)
 UNBOUNDED_SAFE_RADIUS = 1.0  # the safe radius of the unbounded default grid: its geometric middle
 THINNED_GRID_POINTS = 12  # candidates where each costs a numerical calibration (thinned_grid)
 COUNT_BLOCK = 1 << 14  # records compared with the grid at a time: bounds temporary memory
@@ -125,44 +126,45 @@ def thinned_grid(grid, points=None):
     return g[::-1][::step][::-1]
 
 
-def safe_radius(manifold, candidates, given):
-    """The radius the base measure favours (public: the manifold and the candidates that passed
-    the public checks): the largest candidate — it clips fewest records — except on the unbounded
-    default grid (``1e-3 … 1e3``: SPD, Euclidean), where the largest is 10⁶ times the smallest and
-    a release at it would be all noise; there the smaller of ``UNBOUNDED_SAFE_RADIUS`` = 1 (the
-    grid's geometric middle) and the largest candidate."""
-    top = float(np.max(np.asarray(candidates, dtype=float)))
+def safe_radius(manifold, candidates, given, inflation=None):
+    """The radius the base measure favours (public: the manifold, the candidates that passed the
+    public checks and their noise): the largest candidate — it clips fewest records — whose noise
+    per unit of the statistic's scale is at most ``MAX_NOISE_INFLATION`` = 2.5 times the smallest
+    candidate's (``inflation``, e.g. ``σ(g)/g`` for the mean, normalised; near ``r*`` on the sphere
+    ``L/h`` and with it the noise blows up); on the unbounded default grid (``1e-3 … 1e3``: SPD,
+    Euclidean), where the largest is 10⁶ times the smallest, at most ``UNBOUNDED_SAFE_RADIUS`` = 1
+    (the grid's geometric middle)."""
+    g = np.asarray(candidates, dtype=float)
+    ok = np.ones(g.shape, bool) if inflation is None else np.asarray(inflation, dtype=float) <= MAX_NOISE_INFLATION
+    top = float(np.max(g[ok])) if ok.any() else float(np.min(g))
     if not given and math.isinf(float(manifold.assumption_radius)) and not np.isfinite(manifold.max_reach):
-        return min(UNBOUNDED_SAFE_RADIUS, top)
+        return max(min(UNBOUNDED_SAFE_RADIUS, top), float(np.min(g)))
     return top
 
 
 def base_log_weights(candidates, safe, grid=None):
     """The public base measure of the selection over ``candidates`` (kept from ``grid``, default
-    the candidates themselves; ``G`` points spanning ``max/min``, step ``h = ln(max/min)/(G − 1)``):
-    ``log b(g) = −T·ln(s/g)/ln(max/min)`` up to ``s`` = ``safe_radius``, rising toward it by
-    ``T`` = ``LARGER_RADIUS_TILT`` = 3 nats across the whole grid, and ``−ln 2·ln(g/s)/h`` above
-    it, halving per grid step (above ``s`` only on the unbounded default grid, where ``s = 1``).
-    On a grid ending at ``s`` this is ``∝ e^(3j/(G−1))``. (On S² with 10 to 30 records, 3 nats beat
-    6 and 10: the larger tilts push the radius toward ``r*``, where the noise costs more than the
-    clipping it avoids; ``benchmarks/auto_radius.py``.)
+    the candidates themselves; its step ``h = ln(max/min)/(G − 1)``): ``b(g) ∝ (g/s)^β`` up to
+    ``s`` = ``safe_radius``, ``β`` = ``LARGER_RADIUS_POWER``, and halving per grid step above it,
+    ``log b(g) = −ln 2·ln(g/s)/h``.
 
     Why larger radii: a radius below every record clips them all onto the centre (the release is
     the centre, whatever the data); one above every record costs only noise, ``∝ r``. Where the
-    utility is flat — few records, ``ε₁·n`` small — the base measure decides, and it must not
-    decide for the bottom of a grid spanning ``2¹²``. Above ``s`` on the unbounded grid every
-    candidate beyond the records has the same utility; halving keeps the draw near the first of
-    them instead of spreading it up to ``1e3``. A function of the grid and ``s`` only (never of
-    the records), so it does not enter the privacy loss: it cancels in the ratio of the two
-    datasets' probabilities up to the normalising constants, each within ``e^(ε₁/2)`` (McSherry &
-    Talwar 2007, Thm 6, with a base measure)."""
+    utility is flat — few records, ``ε₁·n`` small, or every candidate below the records — the base
+    measure decides, and it must not decide for the bottom of a grid spanning ``2¹²``. Above ``s``
+    the noise grows faster than the radius (curvature) or the grid runs far past any plausible
+    scale (``1e3``): every candidate beyond the records has the same utility, and halving keeps
+    the draw near the first of them. A function of the grid and ``s`` only (never of the
+    records), so it does not enter the privacy loss: it cancels in the ratio of the two datasets'
+    probabilities up to the normalising constants, each within ``e^(ε₁/2)`` (McSherry & Talwar
+    2007, Thm 6, with a base measure)."""
     g = np.asarray(candidates, dtype=float)
     full = g if grid is None else np.asarray(grid, dtype=float)
     span = math.log(float(np.max(full) / np.min(full))) if full.size > 1 else 0.0
     if not span > 0.0:
         return np.zeros(g.shape)
     up = np.log(g / safe)
-    return np.where(up <= 0.0, LARGER_RADIUS_TILT * up / span, -math.log(2.0) * up * (full.size - 1) / span)
+    return np.where(up <= 0.0, LARGER_RADIUS_POWER * up, -math.log(2.0) * up * (full.size - 1) / span)
 
 
 def quantile_counts(distances, grid):

@@ -1166,7 +1166,7 @@ del _function
 # --- radius="auto": a private radius, then the release at it -------------------------------
 
 SELECTION_THEOREM = ("McSherry & Talwar 2007, Thm 6 (utility of sensitivity 1: weights exp(ε₁·u/2)·b(g), a public base "
-                     "measure favouring larger radii, 3 nats across the grid); quantile utility of Smith 2011")
+                     "measure ∝ g up to a safe radius, halving per step above it); quantile utility of Smith 2011")
 SELECTION_UTILITY = "u(g) = −|#{i : ρ(center, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one; invalid records at distance 0"
 
 
@@ -1229,6 +1229,16 @@ def _dominating_event(events: Sequence[DpEvent]) -> DpEvent:
     return charged[0] if len(charged) == 1 else dp_event.ComposedDpEvent(charged)
 
 
+def _noise_inflation(kept: Sequence[float], kept_stages: Sequence[tuple[Calibration, float | None]],
+                     statistic: str) -> FloatArray:
+    """Each kept candidate's noise per unit of the statistic's scale (``σ/r`` for the mean, ``σ/r²``
+    for the variance), over the smallest: public, from the calibrations. Curvature (``L/h`` near
+    ``r*`` on the sphere) or a switch to the restricted law raises it."""
+    power = 2.0 if statistic == "frechet_variance" else 1.0
+    ratio = np.array([cal.sigma / g**power for g, (cal, _) in zip(kept, kept_stages)])
+    return ratio / np.min(ratio)
+
+
 def _numerical_calibration(manifold: Manifold, mechanism: str) -> bool:
     """Whether the release's calibration at each candidate is a numerical search over quadratures
     (the Riemannian Gaussian off flat spaces: seconds per candidate) — public: the space and the
@@ -1264,7 +1274,8 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
                          "give a radius, an AutoRadius grid, or a larger epsilon or n")
     if round_to is None:
         check_round_to(None, 0.0)  # the public warning, once
-    log_base = _selection.base_log_weights(kept, _selection.safe_radius(manifold, kept, given), grid)
+    safe = _selection.safe_radius(manifold, kept, given, _noise_inflation(kept, kept_stages, statistic))
+    log_base = _selection.base_log_weights(kept, safe, grid)
     _warn_if_selection_unreliable(auto, n, selection_epsilon, log_base)
     check_strict(manifold, X, p["strict"])
     if p["accountant"] is not None:  # both parts at once, before the data are read
@@ -1276,8 +1287,8 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
     rule = ("as given" if given else "geometric: top·2⁻¹² to just below top = min(r*, float64 reach); "
             "1e-3 to 1e3 where top is infinite")
     note = (f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read); "
-            f"base measure log b(g) = {_selection.LARGER_RADIUS_TILT:g}·ln(g/s)/ln(max/min of the grid) up to s = "
-            f"{_selection.safe_radius(manifold, kept, given):.4g}, halving per grid step above it (favours larger radii up to s)")
+            f"base measure b(g) ∝ (g/s)^{_selection.LARGER_RADIUS_POWER:g} up to s = {safe:.4g}, halving per grid step "
+            "above it (favours larger radii up to s)")
     return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p["epsilon"]),
                     float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon, log_base),
                     lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(
