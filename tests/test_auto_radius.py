@@ -275,17 +275,18 @@ def test_base_measure_is_a_function_of_public_values_only():
     assert g[np.argmax(b)] == pytest.approx(1.0, rel=0.2) and b[-1] - b[-2] == pytest.approx(-math.log(2.0))
 
 
-def test_spd_auto_computes_each_public_pilot_once_and_never_rejection_samples_to_filter(monkeypatch):
-    """Affine-invariant SPD(6) with few records, where the large candidates need the restricted
+@pytest.mark.parametrize("k", [6, 16])
+def test_spd_auto_computes_each_public_pilot_once_and_never_rejection_samples_to_filter(monkeypatch, k):
+    """Affine-invariant SPD(6) and SPD(16) with few records, where the large candidates need the restricted
     law: filtering the grid draws no rejection sample of the law (the restricted acceptance is a
     quadrature bound, then a fixed number of weighted proposals), and a second ``"auto"`` release
     with the same public parameters (other records, same n) computes no pilot at all."""
     from manifold_dp.privacy import mechanisms, spd_sampler
 
-    m = SPDAffineInvariant(6)
+    m = SPDAffineInvariant(k)
     rng = np.random.default_rng(40)
-    A = rng.standard_normal((2, 40, 6, 18))
-    X, Y = A @ np.swapaxes(A, -1, -2) / 18
+    A = rng.standard_normal((2, 40, k, 3 * k))
+    X, Y = A @ np.swapaxes(A, -1, -2) / (3 * k)
     for cached in (spd_sampler.spd_sampler_acceptance, spd_sampler.spd_restricted_acceptance_bound, spd_sampler._pilot_gaps):
         cached.cache_clear()
     monkeypatch.setattr(mechanisms, "_ACCEPTANCE_CACHE", {})
@@ -297,16 +298,16 @@ def test_spd_auto_computes_each_public_pilot_once_and_never_rejection_samples_to
     original = mechanisms.spd_laplace_proposals
     monkeypatch.setattr(mechanisms, "spd_laplace_proposals", lambda *a: proposals.append(a[3]) or original(*a))
     monkeypatch.setitem(mechanisms.LAPLACE_SAMPLERS, "spd_log_eigen", no_rejection)
-    plan = plan_release(X, m, center=np.eye(6), radius="auto", epsilon=1.0)
+    plan = plan_release(X, m, center=np.eye(k), radius="auto", epsilon=1.0)
     assert any(cal.restricted for cal, _ in plan.stages) or mechanisms._ACCEPTANCE_CACHE  # the restricted path ran
     restricted = len(mechanisms._ACCEPTANCE_CACHE)
     assert sum(proposals) <= 20_000 * restricted  # a fixed number of proposals per restricted candidate
     pilots = spd_sampler.spd_sampler_acceptance.cache_info().misses
     bounds = spd_sampler.spd_restricted_acceptance_bound.cache_info().misses
-    assert pilots <= 2 * len(default_grid(m, np.eye(6)))  # at most one per (σ, ρ_max) of each candidate
+    assert pilots <= 2 * len(default_grid(m, np.eye(k)))  # at most one per (σ, ρ_max) of each candidate
     assert spd_sampler._pilot_gaps.cache_info().misses <= 1  # the pilots' directions: once for every σ
     proposals.clear()
-    again = plan_release(Y, m, center=np.eye(6), radius="auto", epsilon=1.0)
+    again = plan_release(Y, m, center=np.eye(k), radius="auto", epsilon=1.0)
     assert again.candidates == plan.candidates and proposals == []
     assert spd_sampler.spd_sampler_acceptance.cache_info().misses == pilots
     assert spd_sampler.spd_restricted_acceptance_bound.cache_info().misses == bounds
