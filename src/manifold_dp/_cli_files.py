@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .manifolds import REGISTRY, Sphere
+from .manifolds import REGISTRY
 from .manifolds.base import POINT_ATOL, Manifold
 
 __all__ = ["CliError", "CliNote", "load_records", "build_manifold", "size_option", "parse_center", "check_output_path",
@@ -199,7 +199,7 @@ def parse_center(text: str, manifold: Manifold, reader: RecordReader | None = No
 def _onto_sphere(center: Array, manifold: Manifold) -> Array:
     """A sphere centre within ``SPHERE_CENTER_TOLERANCE`` (relative) of the radius, normalised
     with a ``CliNote``; the centre is public, so its norm may be quoted."""
-    if not isinstance(manifold, Sphere) or not np.all(np.isfinite(center)):
+    if type(manifold) is not REGISTRY["sphere"] or not np.all(np.isfinite(center)):
         return center
     norm, radius = float(np.linalg.norm(center)), float(manifold.radius)
     off = abs(norm / radius - 1.0)
