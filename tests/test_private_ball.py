@@ -300,3 +300,13 @@ def test_first_stage_noise_second_moment_and_shrinkage():
     assert np.allclose(fs.shrunk(big), big, rtol=1e-3)
     sphere = first_stage(Sphere(2), 50, 1.0)
     assert np.array_equal(sphere.shrunk(np.array([0.1, 0.0, 0.0])), np.array([0.1, 0.0, 0.0]))
+
+
+def test_small_n_fallback_when_every_ball_is_mostly_noise():
+    """SPD-LE(16) at n = 40: every candidate's release is mostly noise, so the fallback is the
+    smallest candidate (the release stays near the first stage's centre), a public choice."""
+    M = SPDLogEuclidean(16)
+    X = M.random_point(M.origin, 0.3, size=40, rng=0)
+    plan = plan_release(X, M, center="auto", radius="auto", epsilon=1.0)
+    assert not plan.reliable and len(plan.candidates) == 1
+    assert plan.candidates[0] < 0.1

@@ -17,7 +17,7 @@ of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by 
 
 Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
 probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public) the radius stage is replaced by the
-largest public candidate (safe: it clips least) and its share goes to the centre. A given radius
+public fallback ``fallback_index`` and its share goes to the centre. A given radius
 skips the radius stages. The accountant is charged once, for every stage (basic composition of
 their events), before the records are read; the stages' outputs are each post-processing of a
 mechanism's output, and every later stage is a mechanism for every value of them.
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .ball_first_stage import FirstStage
     from .release import Calibration, Plan, PrivateRelease, Public
 
-__all__ = ["AutoCenter", "auto_center", "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
+__all__ = ["AutoCenter", "auto_center", "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "fallback_index", "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
 
 BALL_GRID_POINTS = 32
 BALL_GRID_SPAN = 2.0**-10  # candidates from top·2^-10 to top
@@ -124,13 +124,26 @@ def ball_grid(manifold: Manifold, stage: FirstStage) -> FloatArray:
     return np.geomspace(top * BALL_GRID_SPAN, top * BALL_GRID_TOP, BALL_GRID_POINTS)
 
 
+def fallback_index(manifold: Manifold, radii: Sequence[float], calibrations: Sequence[Calibration]) -> int:
+    """The radius when ``n·ε`` is too small to choose one (public values only): the largest
+    candidate whose release is not mostly noise (``expected_noise_distance ≤ radius``: it clips
+    least among those where the data can still move the release); if there is none, the smallest
+    (then no ball lets the data speak, and a small one keeps the release near the first stage's
+    centre, which shrinks towards the origin when it is noise)."""
+    from .release import expected_noise_distance
+
+    useful = [j for j, (r, cal) in enumerate(zip(radii, calibrations))
+              if expected_noise_distance(manifold, cal.measurement) <= r]
+    return useful[-1] if useful else 0
+
+
 def ball_log_weights(utility: ArrayLike, epsilon: float) -> FloatArray:
     """``ε·u/2 − SMALLER_RADIUS_TILT·j/(G − 1)``: the exponential mechanism for a utility of
     sensitivity 1 (ε-DP, McSherry & Talwar 2007, Thm 6) with a public base measure
     ``∝ e^(−2j/(G−1))`` that mildly favours smaller radii: every candidate beyond the farthest
     record has the same utility, and without it the draw would be uniform over them (up to ``top``,
     where the release's noise is largest). Where the utility is flat because there are too few
-    records to tell, the radius stage is not run at all (``reliable``): the largest candidate is
+    records to tell, the radius stage is not run at all (``reliable``): ``fallback_index`` is
     used. A base measure does not enter the privacy loss (``radius_selection``)."""
     u = np.asarray(utility, float)
     return 0.5 * epsilon * u - SMALLER_RADIUS_TILT * np.arange(u.size) / max(u.size - 1, 1)
@@ -202,7 +215,8 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         raise ValueError(f"center='auto': none of the {len(grid)} candidate radii passes the public checks on {manifold!r} "
                          f"at n={n}, epsilon={eps:g}; give a radius or a larger epsilon or n")
     if not reliable:
-        kept, kept_stages = kept[-1:], kept_stages[-1:]  # the largest candidate: the safe fallback
+        j = fallback_index(manifold, kept, [cals[-1][0] for cals in kept_stages])
+        kept, kept_stages = kept[j:j + 1], kept_stages[j:j + 1]
     if round_to is None:
         rel.check_round_to(None, 0.0)  # the public warning, once
     rel.check_strict(manifold, X, p["strict"])
@@ -334,8 +348,9 @@ class BallPlan:
     def _radius_record(self, share: float, radius: float) -> BallStage:
         if not self.select_radius:
             why = ("the radius was given" if len(self.candidates) == 1 and self.public["auto"] is None else
-                   "small n·epsilon: the exponential mechanism could not tell the data's scale, so the largest public "
-                   "candidate (safe: it clips least) was used and its share went to the centre")
+                   "small n·epsilon: the exponential mechanism could not tell the data's scale, so the public fallback "
+                   "(the largest candidate whose release is not mostly noise, else the smallest) was used and its "
+                   "share went to the centre")
             return BallStage(stage="radius", mechanism="none (public)", theorem=why, statistic="", sensitivity=0.0,
                              sensitivity_bound="", scale=None, epsilon=0.0, delta=0.0, radius=float(radius))
         return BallStage(stage="radius", mechanism="exponential mechanism over a public grid (Gumbel-max draw)",
