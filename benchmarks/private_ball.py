@@ -116,12 +116,14 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--rounds", type=int, default=1, help="AutoCenter.rounds (default 1)")
     ap.add_argument("--spaces", nargs="*", default=list(SPACES))
+    ap.add_argument("--n", nargs="*", type=int, default=None, help="record counts (default 100 300 1000)")
+    ap.add_argument("--eps", nargs="*", type=float, default=None, help="epsilons (default 0.5 1 2)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--real", action="store_true", help="the offline data sets instead")
     ap.add_argument("--output", default=None)
     a = ap.parse_args(argv)
     if a.real:
-        cases = [(name, eps, a.seeds or 15) for name in _real_sets() for eps in (0.5, 1.0, 2.0)]
+        cases = [(name, eps, a.seeds or 15) for name in _real_sets() for eps in (a.eps or (0.5, 1.0, 2.0))]
         with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
             rows = list(pool.map(one_real_case, cases))
         lines = ["| data | n | ε | median error of center=\"auto\" | data's spread (median distance to the mean) | ratio |",
@@ -129,6 +131,7 @@ def main(argv=None):
         lines += [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} |" for r in rows]
     else:
         ns, epss = ((300,), (1.0,)) if a.quick else ((100, 300, 1000), (0.5, 1.0, 2.0))
+        ns, epss = a.n or ns, a.eps or epss
         seeds = a.seeds or (5 if a.quick else 15)
         cases = [(name, n, eps, seeds, a.rounds) for name in a.spaces for n in ns for eps in epss]
         with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
