@@ -103,7 +103,7 @@ MUTATIONS = {
     "radius-selection-uncharged": ("privacy/release.py", 'p["accountant"].charge(dp_event.ComposedDpEvent([',
                                    '(lambda event: None)(dp_event.ComposedDpEvent([', "radius='auto' never charged"),
     "radius-base-measure-data-dependent": ("privacy/release.py",
-                                           "safe = _selection.safe_radius(manifold, kept, given, _noise_inflation(kept, kept_stages, statistic))",
+                                           "safe = _selection.safe_radius(manifold, kept, given, inflation)",
                                            "safe = float(np.max(record_distances(manifold, X, center)))",
                                            "the private radius's base measure peaked at the largest record distance"),
     "radius-utility-sensitivity-doubled": ("privacy/radius_selection.py", "return -np.abs(quantile_counts(distances, grid) - quantile * n)",

@@ -142,11 +142,13 @@ def safe_radius(manifold, candidates, given, inflation=None):
     return top
 
 
-def base_log_weights(candidates, safe, grid=None):
+def base_log_weights(candidates, safe, grid=None, inflation=None):
     """The public base measure of the selection over ``candidates`` (kept from ``grid``, default
     the candidates themselves; its step ``h = ln(max/min)/(G − 1)``): ``b(g) ∝ (g/s)^β`` up to
-    ``s`` = ``safe_radius``, ``β`` = ``LARGER_RADIUS_POWER``, and halving per grid step above it,
-    ``log b(g) = −ln 2·ln(g/s)/h``.
+    ``s`` = ``safe_radius``, ``β`` = ``LARGER_RADIUS_POWER``, and above it halving per grid step
+    and divided by the growth of the noise inflation (``safe_radius``) from ``s``:
+    ``log b(g) = −ln 2·ln(g/s)/h − ln(I(g)/I(s))₊``. (Near ``r*`` on the sphere the mean's noise
+    grows a hundredfold within a grid step or two: halving alone would not keep the draw off it.)
 
     Why larger radii: a radius below every record clips them all onto the centre (the release is
     the centre, whatever the data); one above every record costs only noise, ``∝ r``. Where the
@@ -164,7 +166,11 @@ def base_log_weights(candidates, safe, grid=None):
     if not span > 0.0:
         return np.zeros(g.shape)
     up = np.log(g / safe)
-    return np.where(up <= 0.0, LARGER_RADIUS_POWER * up, -math.log(2.0) * up * (full.size - 1) / span)
+    above = -math.log(2.0) * up * (full.size - 1) / span
+    if inflation is not None:
+        grows = np.log(np.asarray(inflation, dtype=float) / np.asarray(inflation, dtype=float)[np.argmin(np.abs(up))])
+        above = above - np.maximum(grows, 0.0)
+    return np.where(up <= 0.0, LARGER_RADIUS_POWER * up, above)
 
 
 def quantile_counts(distances, grid):

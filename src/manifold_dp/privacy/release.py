@@ -1274,8 +1274,9 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
                          "give a radius, an AutoRadius grid, or a larger epsilon or n")
     if round_to is None:
         check_round_to(None, 0.0)  # the public warning, once
-    safe = _selection.safe_radius(manifold, kept, given, _noise_inflation(kept, kept_stages, statistic))
-    log_base = _selection.base_log_weights(kept, safe, grid)
+    inflation = _noise_inflation(kept, kept_stages, statistic)
+    safe = _selection.safe_radius(manifold, kept, given, inflation)
+    log_base = _selection.base_log_weights(kept, safe, grid, inflation)
     _warn_if_selection_unreliable(auto, n, selection_epsilon, log_base)
     check_strict(manifold, X, p["strict"])
     if p["accountant"] is not None:  # both parts at once, before the data are read
@@ -1288,7 +1289,7 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
             "1e-3 to 1e3 where top is infinite")
     note = (f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read); "
             f"base measure b(g) ∝ (g/s)^{_selection.LARGER_RADIUS_POWER:g} up to s = {safe:.4g}, halving per grid step "
-            "above it (favours larger radii up to s)")
+            "above it and divided by the growth of the noise per unit radius there (favours larger radii up to s)")
     return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p["epsilon"]),
                     float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon, log_base),
                     lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(
