@@ -5,11 +5,15 @@ also search footpoints inside the ball), ``max ‖log_m x − log_m y‖`` again
 ``2r(2 − h)`` and our ``2r·L`` with the Rauch constant.
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
+from .._typing import Array
 from ..manifolds import Sphere
 from ..privacy.sensitivity import hessian_lower_bound, log_lipschitz
-from ._common import PALETTE, ExperimentResult, finish, figure, progress, save, span, verdict
+from ._common import PALETTE, ExperimentResult, figure, finish, progress, save, span, verdict
 from .sphere_spread import proven_bounds
 
 ID = "R21-F2"
@@ -20,12 +24,12 @@ PROFILES = {"quick": dict(radii=12, boundary=120, footpoints=6), "full": dict(ra
 PAPER_CONSTANT = 1.03  # the empirical constant read off R21 Fig. 2 at r = π/8
 
 
-def boundary_grid(s, r, count):
+def boundary_grid(s: Sphere, r: float, count: int) -> Array:
     t = 2 * np.pi * np.arange(count) / count
     return s.exp(s.origin, r * np.stack([np.cos(t), np.sin(t), np.zeros_like(t)], axis=1))
 
 
-def max_log_spread(s, r, boundary=360, footpoints=None):
+def max_log_spread(s: Sphere, r: float, boundary: int = 360, footpoints: int | None = None) -> float:
     """``max_(i,j) ‖log_m x_i − log_m x_j‖`` over boundary points ``x_i``; footpoint ``m`` the
     first boundary point (paper) or, with ``footpoints=F``, the worst of an F×F polar grid in the ball."""
     X = boundary_grid(s, r, boundary)
@@ -42,7 +46,7 @@ def max_log_spread(s, r, boundary=360, footpoints=None):
     return best
 
 
-def free_log_spread(s, r, rings=3, angles=6):
+def free_log_spread(s: Sphere, r: float, rings: int = 3, angles: int = 6) -> tuple[Any, ...]:
     """``max ‖log_m x − log_m y‖`` over ``m, x, y`` anywhere in ``B_r(m0)`` by a bounded optimiser (polar
     coordinates of the three points) from a deterministic grid of starts: ``m`` on ``rings`` radii at angle 0 (the
     problem is invariant under rotations about ``m0``), ``x`` and ``y`` on the boundary at ``angles × angles``
@@ -74,7 +78,7 @@ def _pi_fraction(r):
     return f"π/{round(np.pi / r):d}"
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     s = Sphere(2)
     radii = np.linspace(0.05, 0.98 * np.pi / 4, config["radii"])
     paper_foot, any_foot = [], []
@@ -118,7 +122,7 @@ def _figure(results, out_dir):
     return name, caption
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     r = np.array(results["radii"])
     emp = np.array(results["paper"])
     inside = bool(np.all(emp > 2 * r) and np.all(emp < 2 * r * np.array([2 - hessian_lower_bound(x, 1.0) for x in r])))

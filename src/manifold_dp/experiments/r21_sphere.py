@@ -8,6 +8,9 @@ Panel 4: Euclidean error ‖x̄ − x̃‖ of the Riemannian Laplace against the
 the paper's constants are ``measurements.paper_variant`` copies of it (scale × L/L_Rauch).
 """
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from ..data import sphere_cap
@@ -15,8 +18,23 @@ from ..manifolds import Sphere
 from ..privacy import frechet_mean_sensitivity, measurements
 from ..privacy.sensitivity import hessian_lower_bound, log_lipschitz
 from ..stats import frechet_mean
-from ._common import (BAND_NOTE, PALETTE, ExperimentResult, figure, finish, log_ticks, mean_se, per, progress, save,
-                      series, shared_legend, span, style, verdict)
+from ._common import (
+    BAND_NOTE,
+    PALETTE,
+    ExperimentResult,
+    figure,
+    finish,
+    log_ticks,
+    mean_se,
+    per,
+    progress,
+    save,
+    series,
+    shared_legend,
+    span,
+    style,
+    verdict,
+)
 from ._offline_data import CITATION_CITIES
 from .r21_f2 import free_log_spread, max_log_spread
 from .sphere_spread import proven_bounds
@@ -36,7 +54,7 @@ CALIBRATIONS = (("Rauch L (certified)", "certified", "rauch"),
                 ("proven C (interval proof, certified)", "proven", "proven"))
 
 
-def constants():
+def constants() -> dict[str, float]:
     s = Sphere(2)
     return {"rauch": log_lipschitz(R, 1.0, "tight"), "karcher": 2 - hessian_lower_bound(R, 1.0),
             "empirical": max_log_spread(s, R, 360) / (2 * R), "proven": proven_bounds()[R]}
@@ -75,10 +93,10 @@ def _cities(config, rng, L):
             "err_euclid": mean_se(np.linalg.norm(noise, axis=1))}
 
 
-def run(config, rng):
+def run(config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     s = Sphere(2)
     L = constants()
-    out = {"constants": L, "sens_points": [], "bounds": {k: [] for k in L}, "err": {k: [] for k in L},
+    out: dict[str, Any] = {"constants": L, "sens_points": [], "bounds": {k: [] for k in L}, "err": {k: [] for k in L},
            "err_euclid": [], "scales": {k: [] for k in L}}
     for n in progress(config["ns"], "R21-F1cd n"):
         pts = []
@@ -178,7 +196,7 @@ def _cities_text(cities):
             "noise of these releases does not depend on where the data lie.")
 
 
-def report(results, config, out_dir):
+def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> ExperimentResult:
     ns = np.array(config["ns"])
     L = results["constants"]
     eu = np.array(results["err_euclid"])[:, 0]
