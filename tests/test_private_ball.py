@@ -229,8 +229,10 @@ def test_seeded_release_reproducible():
 
 # --- utility (slow): clusters far from the origin, n = 300, ε = 1 ---------------------------------
 
-UTILITY = [(Sphere(2), 0.3, 2.0, 2.0), (Hyperbolic(10), 0.5, 2.5, 12.0), (SPDAffineInvariant(5), 0.5, 2.5, 40.0),
-           (SPDLogEuclidean(16), 0.5, 2.5, 60.0), (Sphere(99), 0.3, 2.0, 10.0), (KendallShape2D(18), 0.1, 1.0, 60.0)]
+# measured ratios (final code, these seeds): S² 1.24, H¹⁰ 6.45, SPD-AI(5) 9.41, SPD-LE(16) 13.1, S⁹⁹ 5.54, Kendall 40;
+# the factors leave about 1.5× room: a regression guard, not the 2× target (met on S² only, docs/benchmarks.md)
+UTILITY = [(Sphere(2), 0.3, 2.0, 2.0), (Hyperbolic(10), 0.5, 2.5, 10.0), (SPDAffineInvariant(5), 0.5, 2.5, 15.0),
+           (SPDLogEuclidean(16), 0.5, 2.5, 20.0), (Sphere(99), 0.3, 2.0, 8.0), (KendallShape2D(18), 0.1, 1.0, 60.0)]
 
 
 @pytest.mark.slow
@@ -238,8 +240,8 @@ UTILITY = [(Sphere(2), 0.3, 2.0, 2.0), (Hyperbolic(10), 0.5, 2.5, 12.0), (SPDAff
 def test_utility_against_oracle(M, spread, distance, factor):
     """Median error (5 seeds) of center="auto", radius="auto" within ``factor`` × an oracle that
     knows the cluster's centre and its 0.9-quantile radius (same ε). The factors are what the
-    private ball achieves at n = 300, ε = 1 (docs/private_ball.md): within 2× on S²; in higher
-    dimension the pure-ε first stage's noise (∝ D/(nε)) dominates (docs/benchmarks.md)."""
+    private ball achieves at n = 300, ε = 1 with some room (docs/private_ball.md): within 2× on S²;
+    in higher dimension the pure-ε first stage's noise (∝ D/(nε)) dominates (docs/benchmarks.md)."""
     c, X = cluster(M, 300, spread, distance)
     r90 = float(np.quantile(M.dist(c, X), 0.9))
     auto, oracle = [], []
