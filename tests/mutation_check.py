@@ -230,6 +230,9 @@ MUTATIONS = {
     "ball-first-stage-spd-drop-2": ("privacy/ball_first_stage.py", "        return 2.0 * bound * math.sqrt(m.k) / n\n",
                                     "        return bound * math.sqrt(m.k) / n\n",
                                     "center='auto': the clipped log mean's sensitivity B/n instead of 2B/n"),
+    "ball-first-stage-kendall-drop-sqrt2": ("privacy/ball_first_stage.py", "        return math.sqrt(2.0) / n\n",
+                                           "        return 1.0 / n\n",
+                                           "center='auto': the Kendall matrix mean's sensitivity 1/n instead of √2/n"),
     "ball-charge-dropped": ("privacy/private_ball.py", "        p[\"accountant\"].charge(dp_event.ComposedDpEvent(events))",
                             "        (lambda event: None)(dp_event.ComposedDpEvent(events))", "center='auto' never charged"),
 }
