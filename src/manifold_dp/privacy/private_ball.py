@@ -7,17 +7,18 @@ of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by 
 1. **centre** (``ball_first_stage``): a rough private centre from a statistic whose sensitivity
    needs no ball (sphere: the extrinsic mean; Kendall: the top eigenvector of the mean
    ``ww*``; SPD: the mean of clipped logs; hyperbolic: clipped ``log_e0``; Euclidean: the clipped
-   mean), share ``budget`` (0.2) of ε;
+   mean; the flat-chart ones shrunk towards the origin by a James–Stein factor, post-processing),
+   share ``budget`` (0.2) of ε;
 2. ``rounds`` times (default 1): a **radius** around the current centre — the exponential
    mechanism over a public grid with the quantile utility (``radius_selection``), a base measure
-   that mildly favours smaller radii (``ball_log_weights``), share ``radius_budget`` (0.1) — and, except in the last
-   round, a **re-centring** release at that radius (share ``recentre_budget``), clamped back into
+   that mildly favours smaller radii (``ball_log_weights``), share ``radius_budget`` (0.1) — and,
+   except in the last round, a **re-centring** release at that radius (share ``recentre_budget``), clamped back into
    the first stage's safe region;
 3. the **release** with the chosen mechanism at the final ``(centre, radius)`` with the rest of ε.
 
 Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
-probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public) the radius stage is replaced by the
-public fallback ``fallback_index`` and its share goes to the centre. A given radius
+probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public) the radius stage is replaced
+by the public fallback ``fallback_index`` and its share goes to the centre. A given radius
 skips the radius stages. The accountant is charged once, for every stage (basic composition of
 their events), before the records are read; the stages' outputs are each post-processing of a
 mechanism's output, and every later stage is a mechanism for every value of them.
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
     from .ball_first_stage import FirstStage
     from .release import Calibration, Plan, PrivateRelease, Public
 
-__all__ = ["AutoCenter", "auto_center", "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "fallback_index", "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
+__all__ = ["AutoCenter", "auto_center", "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "fallback_index",
+           "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
 
 BALL_GRID_POINTS = 32
 BALL_GRID_SPAN = 2.0**-10  # candidates from top·2^-10 to top
