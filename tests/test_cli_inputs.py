@@ -229,3 +229,13 @@ def test_a_float64_refusal_quotes_the_certificates_sigma(run, tmp_path):
 def test_parser_reads_negative_lists_only_as_values():
     assert cli.NEGATIVE_VALUE.match("-0.45,0.2,0.87") and cli.NEGATIVE_VALUE.match("-1e-3")
     assert not cli.NEGATIVE_VALUE.match("--center") and not cli.NEGATIVE_VALUE.match("-x")
+
+
+def test_a_private_ball_needs_no_radius_and_a_given_centre_does(run, cap_csv):
+    res = release(run, cap_csv, "--manifold", "sphere", "--center", "auto", "--epsilon", "1", "--seed", "3")
+    assert res.returncode == 0, res.stderr
+    cert = json.loads(res.stdout)["certificate"]
+    assert [stage["stage"] for stage in cert["center_selection"]["stages"]][0] == "centre"
+    assert cert["radius_selection"] is not None or cert["center_selection"]["small_n_fallback"]
+    res = release(run, cap_csv, "--manifold", "sphere", "--center", "origin", "--epsilon", "1")
+    assert_one_line_error(res, "--radius is required")

@@ -63,6 +63,9 @@ NEGATIVE_VALUE = re.compile(rf"^-{_NUMBER}(?:\s*,\s*[-+]?{_NUMBER})*$")
 def cmd_release(args: argparse.Namespace) -> None:
     size = _explicit_size(args)
     _check_record_options(args, size)
+    if args.radius is None and args.center.strip() != "auto":
+        raise CliError("--radius is required with a given --center (a number, or 'auto'); only --center auto "
+                       "chooses the radius privately by itself")
     output = check_output_path(args.output) if args.output else None
     data = load_records(args.data)
     sphere_radius = 1.0 if args.sphere_radius is None else args.sphere_radius
@@ -507,7 +510,7 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
                    "(sphere, 2-sphere only): latitude, longitude in degrees per row, converted to unit vectors (times "
                    "--sphere-radius; a latitude outside [-90, 90] is an invalid record); --center may be a latitude, "
                    "longitude too, and the released value is a latitude, longitude")
-    r.add_argument("--radius", required=True, type=_radius, help=radius_help())
+    r.add_argument("--radius", type=_radius, help=radius_help() + " Required unless --center auto (then 'auto').")
     r.add_argument("--radius-quantile", type=float, default=AutoRadius.quantile, metavar="Q",
                    help="--radius auto: the quantile q of the records' distances from the centre to aim for")
     r.add_argument("--radius-budget", type=float, default=AutoRadius.budget, metavar="F",
