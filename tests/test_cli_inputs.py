@@ -235,7 +235,7 @@ def test_a_private_ball_needs_no_radius_and_a_given_centre_does(run, cap_csv):
     res = release(run, cap_csv, "--manifold", "sphere", "--center", "auto", "--epsilon", "1", "--seed", "3")
     assert res.returncode == 0, res.stderr
     cert = json.loads(res.stdout)["certificate"]
-    assert [stage["stage"] for stage in cert["center_selection"]["stages"]][0] == "centre"
+    assert cert["center_selection"]["stages"][0]["stage"] == "centre"
     assert cert["radius_selection"] is not None or cert["center_selection"]["small_n_fallback"]
     res = release(run, cap_csv, "--manifold", "sphere", "--center", "origin", "--epsilon", "1")
     assert_one_line_error(res, "--radius is required")

@@ -59,7 +59,7 @@ def load_records(path: str | os.PathLike[str]) -> Array:
         raise CliError(f"unsupported data format {suffix or '(no extension)'!r}: use .npy, .csv or .json{hint}")
     try:
         data = _read_array(path, suffix)
-    except Exception as err:  # the parser's own message may quote file contents: do not repeat it
+    except Exception as err:  # noqa: BLE001 -- the parser's own message may quote file contents: do not repeat it
         raise CliError(_unreadable(path, suffix, err)) from None
     if not isinstance(data, np.ndarray) or data.dtype.kind not in "fiu" or data.ndim < 2 or data.shape[0] == 0:
         raise CliError(f"{path.name} must hold a non-empty numeric array with one record per row")
@@ -274,7 +274,7 @@ def _center_values(text: str) -> Array:
             raise CliError(f"--center file not found: {text}")
         try:
             values = np.load(text, allow_pickle=False)
-        except Exception:
+        except Exception:  # noqa: BLE001 -- any unreadable file is reported as such below, without its contents
             values = None
     else:
         try:

@@ -21,16 +21,30 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import __version__
-from ._cli_files import (INPUTS, LAYOUTS, SIZE_OPTIONS, Array, CliError, CliNote, RecordReader, build_manifold,
-                         check_output_path, expand_triangle, latlon_to_unit, load_records, parse_center, size_option,
-                         unit_to_latlon, write_atomically)
+from ._cli_files import (
+    INPUTS,
+    LAYOUTS,
+    SIZE_OPTIONS,
+    CliError,
+    CliNote,
+    RecordReader,
+    build_manifold,
+    check_output_path,
+    expand_triangle,
+    latlon_to_unit,
+    load_records,
+    parse_center,
+    size_option,
+    unit_to_latlon,
+    write_atomically,
+)
+from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .manifolds import REGISTRY
 from .manifolds.base import Manifold
 from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
 from .privacy.mechanisms import is_hadamard
-from .privacy.radius_selection import AutoRadius
-from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .privacy.planning import format_plan, plan_table, steep_radius
+from .privacy.radius_selection import AutoRadius
 from .privacy.release import MECHANISMS, RecordsWarning, ReleaseWarning, private_frechet_mean, validate_center
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
@@ -39,7 +53,8 @@ MANIFOLD_NAMES = tuple(REGISTRY)
 EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch", "pyriemann")  # import names of the [experiments] extra
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
-DELTA_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # (ε, δ)-DP: they need --delta
+# (ε, δ)-DP: they need --delta
+DELTA_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")
 RADIUS_UNITS = {
     "euclidean": "Euclidean norm",
     "sphere": "geodesic distance: radians on the unit sphere (times --sphere-radius)",
@@ -263,7 +278,7 @@ def cmd_audit(args: argparse.Namespace) -> None:
         progress = _progress(name, 2 * args.samples)
         r = audit(name, samples=args.samples, rng=args.seed + i, progress=progress)
         power = power_check(name, samples=args.samples, rng=args.seed + 100 + i,
-                            progress=progress and (lambda done, total: progress(args.samples + done, total)))
+                            progress=progress and (lambda done, total, tick=progress: tick(args.samples + done, total)))
         if progress:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         failed += [name] if not (r.passed() and r.epsilon_lb_bits <= r.epsilon) else []
@@ -498,7 +513,8 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
                    help="kendall2d: k landmarks, records x1,y1,...,xk,yk of 2k numbers" + from_file)
     r.add_argument("--center", required=True, help="public centre of the data ball, chosen without looking at the "
                    "data: 'auto' (a private ball: a rough private centre, then a private radius unless --radius is a "
-                   "number; docs/private_ball.md), 'origin' (north pole, identity, e0, regular polygon, zero), numbers 'a,b,c' (a leading minus "
+                   "number; docs/private_ball.md), 'origin' (north pole, identity, e0, regular polygon, zero), "
+                   "numbers 'a,b,c' (a leading minus "
                    "is fine: --center -0.45,0.2,0.87 or --center=-0.45,0.2,0.87; with --layout or --input also as the "
                    "file's records are written) or a .npy file. On the sphere a typed direction within 1%% of unit norm "
                    "is normalised (with a note)")
