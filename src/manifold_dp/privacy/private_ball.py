@@ -37,8 +37,8 @@ from numpy.typing import ArrayLike
 
 from .._random import RngLike, as_generator
 from .._typing import Array, FloatArray
-from ..manifolds.base import Manifold
 from .._validation import _is_real, check_radius
+from ..manifolds.base import Manifold
 from ..records import is_dask
 from . import radius_selection as _selection
 from .accounting import gaussian_dp_event, pure_dp_event
@@ -317,7 +317,7 @@ class BallPlan:
         from .release import PrivateRelease
 
         rng = as_generator(rng)
-        centre_share, radius_shares, recentre_shares, release_share = self.shares
+        _centre_share, radius_shares, recentre_shares, release_share = self.shares
         center = self.first.privatise(self._statistic, rng)
         stages = [self._first_record()]
         for t in range(self.auto.rounds):
