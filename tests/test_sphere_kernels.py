@@ -15,6 +15,7 @@ they replace (the numpy path is forced by making ``kernels()`` return ``None``).
 import os
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -74,7 +75,7 @@ def _hostile(S, c, r, rng):
 @pytest.mark.parametrize("center", ["pole", "generic", "tiny coordinate"])
 @pytest.mark.parametrize("r_frac", [1e-6, 0.2, 0.7])
 def test_compiled_preparation_gives_the_numpy_flags_and_records(R, center, r_frac, numpy_path):
-    S, rng = Sphere(2, radius=R), np.random.default_rng(hash((R, center, r_frac)) % 2**32)
+    S, rng = Sphere(2, radius=R), np.random.default_rng(zlib.crc32(repr((R, center, r_frac)).encode()))  # not hash(): salted per process
     c = {"pole": S.origin, "generic": S.project(np.array([0.3, -0.5, 0.8])),
          "tiny coordinate": S.project(np.array([1e-305, 0.6, 0.8]))}[center]
     r = r_frac * R
@@ -82,7 +83,13 @@ def test_compiled_preparation_gives_the_numpy_flags_and_records(R, center, r_fra
     fast, fast_counts = prepare_records(S, X, c, r, log_mean=False)
     numpy_path()
     slow, slow_counts = prepare_records(S, X, c, r, log_mean=False)
-    assert fast_counts == slow_counts and fast_counts.replaced >= 7 and fast_counts.clipped > 300
+    assert fast_counts.replaced == slow_counts.replaced >= 7 and fast_counts.clipped > 300
+    # Which records are clipped may differ only for records on the boundary to rounding: numpy's
+    # vectorised kernels round differently per CPU (AVX-512 against AVX2), the compiled loop does not.
+    # Either choice puts the record in the ball, which is all the sensitivity needs.
+    with np.errstate(invalid="ignore"):
+        on_boundary = np.abs(S.dist(c, X) - r) <= 16 * EPS * R
+    assert abs(fast_counts.clipped - slow_counts.clipped) <= int(np.sum(on_boundary))
     # the extrinsic start's statistics around the centre, from the same pass
     np.testing.assert_allclose(fast.start_stats, slow.start_stats, rtol=0, atol=1e-12 * r)
     fast, slow = np.asarray(fast), np.asarray(slow)

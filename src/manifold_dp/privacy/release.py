@@ -739,8 +739,10 @@ def ambient_mean(manifold: Manifold, records: Any) -> FloatArray:
     """The Euclidean mean of the embedded records (``manifold.to_ambient``)."""
     if is_dask(records):
         D = manifold.ambient_dim
-        return records.map_blocks(  # type: ignore[no-any-return]  # dask's compute() is untyped: a numpy arraymanifold.to_ambient, dtype=float, drop_axis=list(range(2, records.ndim)),
-                                  chunks=(records.chunks[0], (D,))).mean(axis=0).compute()
+        # dask's compute() is untyped: it returns a numpy array here
+        return records.map_blocks(  # type: ignore[no-any-return]
+            manifold.to_ambient, dtype=float, drop_axis=list(range(2, records.ndim)),
+            chunks=(records.chunks[0], (D,))).mean(axis=0).compute()
     return cast(FloatArray, np.mean(manifold.to_ambient(records), axis=0))
 
 
