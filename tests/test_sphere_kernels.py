@@ -75,7 +75,8 @@ def _hostile(S, c, r, rng):
 @pytest.mark.parametrize("center", ["pole", "generic", "tiny coordinate"])
 @pytest.mark.parametrize("r_frac", [1e-6, 0.2, 0.7])
 def test_compiled_preparation_gives_the_numpy_flags_and_records(R, center, r_frac, numpy_path):
-    S, rng = Sphere(2, radius=R), np.random.default_rng(zlib.crc32(repr((R, center, r_frac)).encode()))  # not hash(): salted per process
+    # a stable seed: hash() of a str is salted per process
+    S, rng = Sphere(2, radius=R), np.random.default_rng(zlib.crc32(repr((R, center, r_frac)).encode()))
     c = {"pole": S.origin, "generic": S.project(np.array([0.3, -0.5, 0.8])),
          "tiny coordinate": S.project(np.array([1e-305, 0.6, 0.8]))}[center]
     r = r_frac * R

@@ -33,10 +33,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._typing import FloatArray
 from .._validation import _is_real
+
+if TYPE_CHECKING:
+    from ..manifolds.base import Manifold
 
 __all__ = ["AutoRadius", "auto_radius", "default_grid", "thinned_grid", "safe_radius", "quantile_counts", "quantile_utility",
            "base_log_weights", "selection_log_weights", "selection_probabilities", "gumbel_select", "GRID_POINTS"]
@@ -69,9 +75,9 @@ class AutoRadius:
 
     quantile: float = 0.9
     budget: float = 0.2
-    grid: tuple | None = None
+    grid: tuple[float, ...] | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not _is_real(self.quantile) or not 0.0 < self.quantile < 1.0:
             raise ValueError(f"AutoRadius.quantile must be a number in (0, 1), got {self.quantile!r}")
         if not _is_real(self.budget) or not 0.0 < self.budget < 1.0:
@@ -88,7 +94,7 @@ class AutoRadius:
             object.__setattr__(self, "grid", tuple(float(v) for v in np.unique(g)))
 
 
-def auto_radius(radius):
+def auto_radius(radius: object) -> AutoRadius | None:
     """The ``AutoRadius`` that ``radius`` asks for, or ``None`` for a number."""
     if isinstance(radius, AutoRadius):
         return radius
@@ -99,7 +105,7 @@ def auto_radius(radius):
     return None
 
 
-def default_grid(manifold, center):
+def default_grid(manifold: Manifold, center: Any) -> FloatArray:
     """The default public candidates: ``GRID_POINTS`` = 48 geometric points from ``top·2⁻¹²`` to
     ``top·(1 − 2⁻¹⁰)``, where ``top = min(r*, max_reach − ρ(origin, center))`` (``r*`` of
     Assumption 1; ``max_reach``: the float64 reach of hyperbolic coordinates), or from ``1e-3`` to
@@ -116,7 +122,7 @@ def default_grid(manifold, center):
     return np.geomspace(top * GRID_SPAN, top * GRID_TOP, GRID_POINTS)
 
 
-def thinned_grid(grid, points=None):
+def thinned_grid(grid: ArrayLike, points: int | None = None) -> FloatArray:
     """Every ``⌈G/points⌉``-th candidate of ``grid``, counted down from its largest (kept): at most
     ``points`` (default ``THINNED_GRID_POINTS`` = 12) candidates over the same range. For releases
     whose calibration at each candidate is expensive (the Riemannian Gaussian's quadratures); a
@@ -173,7 +179,7 @@ def base_log_weights(candidates, safe, grid=None, inflation=None):
     return np.where(up <= 0.0, LARGER_RADIUS_POWER * up, above)
 
 
-def quantile_counts(distances, grid):
+def quantile_counts(distances: ArrayLike, grid: ArrayLike) -> Any:
     """``#{i : d_i ≤ g}`` for every ``g`` of ``grid``: every distance is compared with every
     candidate (no sort, no early exit), in blocks of a public size."""
     d = np.asarray(distances, dtype=float).ravel()
@@ -184,30 +190,31 @@ def quantile_counts(distances, grid):
     return counts
 
 
-def quantile_utility(distances, grid, quantile):
+def quantile_utility(distances: ArrayLike, grid: ArrayLike, quantile: float) -> Any:
     """``u(g) = −|#{i : d_i ≤ g} − q·n|`` (sensitivity 1 under replace-one)."""
     n = np.asarray(distances).size
     return -np.abs(quantile_counts(distances, grid) - quantile * n)
 
 
-def selection_log_weights(utility, epsilon, log_base):
+def selection_log_weights(utility: ArrayLike, epsilon: float, log_base: ArrayLike) -> FloatArray:
     """Log-weights ``ε·u/2 + log b`` of the exponential mechanism for a utility of sensitivity 1
     with the public base measure ``log_base`` (``base_log_weights``; McSherry & Talwar 2007, Thm 6):
     ε-DP whatever ``b``, as long as it does not depend on the data."""
     u = np.asarray(utility, dtype=float)
-    return 0.5 * epsilon * u + np.asarray(log_base, dtype=float)
+    return cast(FloatArray, 0.5 * epsilon * u + np.asarray(log_base, dtype=float))
 
 
-def selection_probabilities(log_weights):
+def selection_probabilities(log_weights: ArrayLike) -> FloatArray:
     """The exponential mechanism's law over the grid (normalised ``exp(log_weights)``)."""
     w = np.asarray(log_weights, dtype=float)
     p = np.exp(w - np.max(w))
-    return p / p.sum()
+    return cast(FloatArray, p / p.sum())
 
 
-def gumbel_select(log_weights, size=None, *, rng):
+def gumbel_select(log_weights: ArrayLike, size: int | tuple[int, ...] | None = None, *, rng: np.random.Generator) -> Any:
     """Indices drawn with probability ``∝ exp(log_weights)`` by Gumbel-max over the whole grid
     (one vectorised argmax: the work is the same for every dataset)."""
     w = np.asarray(log_weights, dtype=float)
-    shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
+    shape = cast("tuple[int, ...]",
+                 () if size is None else ((size,) if np.isscalar(size) else tuple(cast("tuple[int, ...]", size))))
     return np.argmax(w + rng.gumbel(size=shape + w.shape), axis=-1)
