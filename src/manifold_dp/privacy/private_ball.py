@@ -288,7 +288,7 @@ class BallPlan:
         from . import release as rel
 
         distances = rel.record_distances(self.manifold, self._X, center)
-        utility = _selection.quantile_utility(distances, self.candidates, self.quantile)
+        utility = _selection.quantile_utility(distances, self.candidates, cast(float, self.quantile))  # a selection has one
         return int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
 
     def _release_at(self, center: Array, radius: float, share: float,

@@ -132,7 +132,7 @@ def thinned_grid(grid: ArrayLike, points: int | None = None) -> FloatArray:
     return g[::-1][::step][::-1]
 
 
-def safe_radius(manifold, candidates, given, inflation=None):
+def safe_radius(manifold: Manifold, candidates: ArrayLike, given: bool, inflation: ArrayLike | None = None) -> float:
     """The radius the base measure favours (public: the manifold, the candidates that passed the
     public checks and their noise): the largest candidate — it clips fewest records — whose noise
     per unit of the statistic's scale is at most ``MAX_NOISE_INFLATION`` = 2.5 times the smallest
@@ -148,7 +148,8 @@ def safe_radius(manifold, candidates, given, inflation=None):
     return top
 
 
-def base_log_weights(candidates, safe, grid=None, inflation=None):
+def base_log_weights(candidates: ArrayLike, safe: float, grid: ArrayLike | None = None,
+                     inflation: ArrayLike | None = None) -> FloatArray:
     """The public base measure of the selection over ``candidates`` (kept from ``grid``, default
     the candidates themselves; its step ``h = ln(max/min)/(G − 1)``): ``b(g) ∝ (g/s)^β`` up to
     ``s`` = ``safe_radius``, ``β`` = ``LARGER_RADIUS_POWER``, and above it halving per grid step

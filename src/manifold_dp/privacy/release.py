@@ -1238,7 +1238,7 @@ def _noise_inflation(kept: Sequence[float], kept_stages: Sequence[tuple[Calibrat
     ``r*`` on the sphere) or a switch to the restricted law raises it."""
     power = 2.0 if statistic == "frechet_variance" else 1.0
     ratio = np.array([cal.sigma / g**power for g, (cal, _) in zip(kept, kept_stages)])
-    return ratio / np.min(ratio)
+    return cast(FloatArray, ratio / np.min(ratio))
 
 
 def _numerical_calibration(manifold: Manifold, mechanism: str) -> bool:
