@@ -47,9 +47,9 @@ def blas_setting():
     except ImportError:
         BLAS_THREADS, setting = None, "no library thread limit (an older tree)"
     try:
-        from manifold_dp.manifolds.sphere_kernels import kernels
-
         import numba
+
+        from manifold_dp.manifolds.sphere_kernels import kernels
 
         jit = f"S² passes compiled (numba {numba.__version__})" if kernels() is not None else "S² passes in numpy"
     except ImportError:

@@ -11,10 +11,9 @@ import warnings
 
 import numpy as np
 
+from _floor import _median  # the benchmarks' timing helper (this script runs from benchmarks/)
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere
 from manifold_dp.privacy.release import prepare_records
-
-from _floor import _median  # the benchmarks' timing helper (this script runs from benchmarks/)
 
 CASES = ((Euclidean(3), 2 * 10**5), (Sphere(2), 2 * 10**5), (Sphere(50), 2 * 10**4), (Hyperbolic(3), 10**5),
          (KendallShape2D(5), 2 * 10**4), (SPDAffineInvariant(3), 3 * 10**4))

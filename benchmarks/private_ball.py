@@ -36,7 +36,7 @@ SPACES = {  # name: (constructor, spread, distance of the cluster centre from th
 def _space(expr):
     import manifold_dp
 
-    return eval(expr, vars(manifold_dp))  # noqa: S307 - a fixed table of constructors above
+    return eval(expr, vars(manifold_dp))  # a fixed table of constructors above
 
 
 def one_case(args):

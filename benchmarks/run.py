@@ -25,8 +25,17 @@ from pathlib import Path
 
 import numpy as np
 
-from manifold_dp import (Euclidean, Hyperbolic, RiemannianLaplace, SPDAffineInvariant, SPDLogEuclidean, Sphere,
-                         TangentGaussian, frechet_mean, private_frechet_mean)
+from manifold_dp import (
+    Euclidean,
+    Hyperbolic,
+    RiemannianLaplace,
+    SPDAffineInvariant,
+    SPDLogEuclidean,
+    Sphere,
+    TangentGaussian,
+    frechet_mean,
+    private_frechet_mean,
+)
 from manifold_dp.data import eigen_spd, sphere_cap, wishart_spd
 from manifold_dp.experiments._common import call_times, chain_step_times
 from manifold_dp.manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
@@ -35,7 +44,7 @@ from manifold_dp.privacy.samplers import metropolis_hastings
 from manifold_dp.stats import riemannian_gradient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _floor import bench_floor, blas_setting  # noqa: E402  (the close-to-the-floor target rows)
+from _floor import bench_floor, blas_setting
 
 HERE = Path(__file__).resolve().parent
 TOL = 1e-10  # every Fréchet mean is compared at ‖∇F‖ ≤ TOL, F = (1/2n) Σ ρ²(x, x_i)
@@ -50,7 +59,7 @@ def per_call(fn, repeat, warmup=1):
 def machine():
     cpu = platform.processor() or platform.machine()
     try:
-        for line in open("/proc/cpuinfo"):
+        for line in open("/proc/cpuinfo"):  # noqa: SIM115 - read once by a short-lived benchmark process
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
@@ -369,15 +378,19 @@ def scaling(quick, rng, ns, times):
 
     fig, ax = plt.subplots(2, 2, figsize=(11, 8))
     a = ax[0, 0]
-    a.loglog(ns, times, "o-"); a.set(xlabel="n", ylabel="seconds", title="Fréchet mean on S² vs n")
+    a.loglog(ns, times, "o-")
+    a.set(xlabel="n", ylabel="seconds", title="Fréchet mean on S² vs n")
     a = ax[0, 1]
-    a.semilogy(ks, mean_ours, "o-", label="manifold_dp"); a.semilogy(ks, mean_pyr, "s--", label="pyRiemann mean_riemann")
-    a.set(xlabel="k", ylabel="seconds", title=f"Affine-invariant Fréchet mean, n = 500, ‖∇F‖ ≤ {TOL:g}"); a.legend()
+    a.semilogy(ks, mean_ours, "o-", label="manifold_dp")
+    a.semilogy(ks, mean_pyr, "s--", label="pyRiemann mean_riemann")
+    a.set(xlabel="k", ylabel="seconds", title=f"Affine-invariant Fréchet mean, n = 500, ‖∇F‖ ≤ {TOL:g}")
+    a.legend()
     a = ax[1, 0]
     a.semilogy(ks, np.array(le_t) * 1e6, "o-", label="exact Laplace, log-Euclidean")
     a.semilogy(ks, np.array(ai_t) * 1e6, "s-", label="exact Laplace, affine-invariant (σ = 0.1/c_k)")
     a.semilogy(ks, np.array(mh_t) * 1e6, "^--", label="10k-step MH chain, log-Euclidean")
-    a.set(xlabel="k", ylabel="µs per draw", title="Samplers on SPD(k) vs k"); a.legend(fontsize=8)
+    a.set(xlabel="k", ylabel="µs per draw", title="Samplers on SPD(k) vs k")
+    a.legend(fontsize=8)
     a = ax[1, 1]
     a.loglog(kng_n, np.array(kng_t) * 1e6, "o-")
     a.set(xlabel="n (records)", ylabel="µs per draw", title="Exact KNG on S² vs n")

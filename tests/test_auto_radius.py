@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import chisquare
 
 from conftest import MANIFOLDS
-from manifold_dp import Euclidean, Hyperbolic, Sphere, SPDAffineInvariant, private_frechet_mean, private_frechet_variance
+from manifold_dp import Euclidean, Hyperbolic, SPDAffineInvariant, Sphere, private_frechet_mean, private_frechet_variance
 from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant
 from manifold_dp.privacy.radius_selection import AutoRadius, default_grid, quantile_counts
 from manifold_dp.privacy.release import AutoPlan, ReleaseWarning, plan_release

@@ -1,14 +1,12 @@
 """Dask arrays: the same results as in memory, with the threaded scheduler and a LocalCluster."""
 
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
 
-import dask.array as da
-import distributed
-
-from manifold_dp import KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean, frechet_mean, private_frechet_mean
+from manifold_dp import KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, frechet_mean, private_frechet_mean
 from manifold_dp.data import eigen_spd, sphere_cap
-
 
 CASES = [
     (Sphere(2), lambda: sphere_cap(5000, rng=1)),

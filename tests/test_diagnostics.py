@@ -6,11 +6,18 @@ import warnings
 import numpy as np
 import pytest
 
-from manifold_dp import Euclidean, Sphere, SPDLogEuclidean, private_frechet_mean, private_frechet_variance
+from manifold_dp import Euclidean, SPDLogEuclidean, Sphere, private_frechet_mean, private_frechet_variance
 from manifold_dp.data import sphere_cap
 from manifold_dp.privacy import PrivacyAccountant
-from manifold_dp.privacy.release import (InvalidRecordsError, RecordCounts, RecordsWarning, ReleaseWarning,
-                                         expected_noise_distance, plan_release, prepare_records)
+from manifold_dp.privacy.release import (
+    InvalidRecordsError,
+    RecordCounts,
+    RecordsWarning,
+    ReleaseWarning,
+    expected_noise_distance,
+    plan_release,
+    prepare_records,
+)
 
 MARKER = 98765.4321  # planted in data values; must never appear in a message
 

@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 import pytest
-from scipy import sparse
 from pyriemann.estimation import Covariances
+from scipy import sparse
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -23,7 +23,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import check_estimator
 
 import manifold_dp.estimators as estimators_module
-from manifold_dp import Euclidean, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant
+from manifold_dp import Euclidean, KendallShape2D, PrivacyAccountant, SPDAffineInvariant, Sphere
 from manifold_dp.estimators import EXPECTED_FAILED_CHECKS, PrivateFrechetMean
 from manifold_dp.privacy import BudgetExceededError, ReleaseWarning
 

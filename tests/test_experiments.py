@@ -11,8 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from manifold_dp.experiments import MODULES, resolve
-from manifold_dp.experiments import _common, _findings
+from manifold_dp.experiments import MODULES, _common, _findings, resolve
 from manifold_dp.experiments.report import COLUMNS, README_END, README_START, update_readme, write_report
 from test_offline_data import fake_geomstats_wheel
 

@@ -5,11 +5,10 @@ import pytest
 from scipy.optimize import minimize
 
 from conftest import MANIFOLDS, near_points
-from manifold_dp import (CurvatureAssumptionError, Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere,
-                         frechet_mean)
-from manifold_dp.stats.frechet import hessian_lower_bound
+from manifold_dp import CurvatureAssumptionError, Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, Sphere, frechet_mean
 from manifold_dp.data import noisy_shapes, sphere_cap
 from manifold_dp.stats import riemannian_gradient
+from manifold_dp.stats.frechet import hessian_lower_bound
 
 
 def _cost(m, x, X):

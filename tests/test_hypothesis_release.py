@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean, private_frechet_mean
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, private_frechet_mean
 from manifold_dp.audit import public_center
 from manifold_dp.privacy.release import plan_release, prepare_records
 from manifold_dp.stats.frechet import certified_frechet_mean

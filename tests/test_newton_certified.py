@@ -18,9 +18,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from manifold_dp import Sphere, frechet_mean
+from manifold_dp import KendallShape2D, Sphere, frechet_mean
 from manifold_dp.privacy.release import prepare_records
-from manifold_dp import KendallShape2D
 from manifold_dp.stats.frechet import _newton_steps, certified_frechet_mean, certified_schedule
 
 FD_STEP = 1e-4  # arc length of the central difference (truncation ~1e-9, rounding ~1e-12)
@@ -293,7 +292,7 @@ def test_schedule_choices():
     assert (plan.start, plan.gradient_steps) == ("extrinsic", 0) and 1 <= plan.newton_steps <= 4
     # near r*, Newton cannot contract from the extrinsic start nor from the centre: gradient steps come first
     c = S2.newton_constants(0.78, n)
-    L, e, d0 = _constants(c)
+    _L, _e, d0 = _constants(c)
     h = _a(1.56)
     assert _newton_steps(min(d0, 1.56), c, h, 1e-9) is None and _newton_steps(0.78, c, h, 1e-9) is None
     plan = certified_schedule(S2, 0.78, 1e-9, n)

@@ -154,7 +154,7 @@ def test_third_derivative_bound(k):
         s, _ = sqrtm_spd(x)
         # a random p moved along the geodesic from x to ρ(x, p) = rho, and a two-level V (l = (a, −a, 0, …))
         two_level = s @ expm_sym(_two_level_logs(k, 1, rng)[0] * (rho / SQRT2)) @ s
-        for p in (spd.exp(x, spd.log(x, p) * (rho / spd.dist(x, p))), two_level):
+        for p in (spd.exp(x, spd.log(x, p) * (rho / spd.dist(x, p))), two_level):  # noqa: B020 - built from the last p first
             for X in _adversarial_directions(spd, x, p, rng):
                 ratio = _third_derivative_norm(spd, x, p, X) / _ell(rho)
                 assert ratio <= 1.0 + 1e-7, (k, rho, ratio)

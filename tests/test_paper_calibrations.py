@@ -4,9 +4,9 @@ multiplied, labelled, and never releasable when the scale falls below the proven
 import numpy as np
 import pytest
 
+from manifold_dp.experiments.s22_f1 import realised_kng_loss
 from manifold_dp.manifolds import SPDLogEuclidean, Sphere
 from manifold_dp.privacy import measurements
-from manifold_dp.experiments.s22_f1 import realised_kng_loss
 
 S2 = Sphere(2)
 

@@ -182,7 +182,7 @@ def test_matrix_helpers():
     rng = np.random.default_rng(7)
     A = rng.standard_normal((9, 4, 4))
     X = A @ np.swapaxes(A, -1, -2) + np.eye(4)
-    w, u = np.linalg.eigh(X)
+    _w, u = np.linalg.eigh(X)
     v = rng.standard_normal((9, 4))
     ref = sum(u[i] @ np.diag(v[i]) @ u[i].T for i in range(9))
     assert np.max(np.abs(eig_weighted_sum(u, v) - ref)) < 1e-12

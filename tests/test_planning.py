@@ -12,10 +12,18 @@ import pytest
 from manifold_dp import SPDAffineInvariant, SPDLogEuclidean, Sphere, cli, private_frechet_mean
 from manifold_dp.manifolds import REGISTRY
 from manifold_dp.privacy import CERTIFICATE_SCHEMA
-from manifold_dp.privacy.planning import (GAUSSIAN_MECHANISMS, candidate_mechanisms, choose_mechanism, expected_error,
-                                          format_plan, plan_table, required_epsilon, required_n, supports)
+from manifold_dp.privacy.planning import (
+    GAUSSIAN_MECHANISMS,
+    candidate_mechanisms,
+    choose_mechanism,
+    expected_error,
+    format_plan,
+    plan_table,
+    required_epsilon,
+    required_n,
+    supports,
+)
 from manifold_dp.privacy.release import MECHANISMS, calibrate, expected_noise_distance
-
 
 # --- mechanism="auto" -------------------------------------------------------------------------
 
@@ -97,7 +105,7 @@ def test_auto_needs_a_public_radius_and_says_when_nothing_passes():
     X = S.random_point(S.origin, 0.3, size=30, rng=0)
     with pytest.raises(ValueError, match="radius='auto' name the mechanism"):
         private_frechet_mean(X, S, center=S.origin, radius="auto", epsilon=1.0, mechanism="auto")
-    with pytest.raises(ValueError, match="mechanism must be one of .* or 'auto'"):
+    with pytest.raises(ValueError, match=r"mechanism must be one of .* or 'auto'"):
         private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, mechanism="best")
     M = SPDAffineInvariant(28)
     with pytest.raises(ValueError, match="mechanism='auto': no mechanism passes"):
@@ -232,7 +240,7 @@ def test_reproduce_summarises_the_built_in_datas_records_warnings(monkeypatch, c
     import warnings
 
     from manifold_dp import experiments
-    from manifold_dp.privacy.release import ReleaseWarning, RecordsWarning
+    from manifold_dp.privacy.release import RecordsWarning, ReleaseWarning
 
     def fake_reproduce(names, profile, out_dir, seed, log=print):
         for ident, count in (("A", 35), ("B", 0), ("C", 35)):

@@ -1,16 +1,34 @@
 """Sensitivity bounds, calibration, parameter validation and the public release path."""
 
 import json
+
 import dp_accounting
 import numpy as np
 import pytest
 
 from conftest import MANIFOLDS
-from manifold_dp import (Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean,
-                         frechet_mean, frechet_mean_sensitivity, private_frechet_mean)
+from manifold_dp import (
+    Euclidean,
+    Hyperbolic,
+    KendallShape2D,
+    SPDAffineInvariant,
+    SPDLogEuclidean,
+    Sphere,
+    frechet_mean,
+    frechet_mean_sensitivity,
+    private_frechet_mean,
+)
 from manifold_dp.data import eigen_spd, sphere_cap
-from manifold_dp.privacy import (CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant, analytic_gaussian_sigma,
-                                 classical_gaussian_sigma, gaussian_dp_event, log_lipschitz, pure_dp_event)
+from manifold_dp.privacy import (
+    CERTIFICATE_SCHEMA,
+    BudgetExceededError,
+    PrivacyAccountant,
+    analytic_gaussian_sigma,
+    classical_gaussian_sigma,
+    gaussian_dp_event,
+    log_lipschitz,
+    pure_dp_event,
+)
 from manifold_dp.privacy.accounting import gaussian_epsilon
 from manifold_dp.stats import riemannian_gradient
 
@@ -139,7 +157,7 @@ def test_gaussian_parameter_rules():
 
 def test_kendall_radius_limit_is_pi_over_8():
     k = KendallShape2D(4)
-    with pytest.raises(ValueError, match="r\\* = 0.392699"):
+    with pytest.raises(ValueError, match=r"r\* = 0.392699"):
         frechet_mean_sensitivity(k, n=10, radius=0.4)
 
 

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from manifold_dp import (Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere,
-                         private_frechet_mean)
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, private_frechet_mean
 from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant
 from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.private_ball import AutoCenter, BallPlan, ball_log_weights

@@ -319,7 +319,7 @@ def test_profile_bound_against_monte_carlo_at_a_large_distance(m):
     mc, se = h.mean(axis=1), h.std(axis=1) / np.sqrt(h.shape[1])
     bound = gdp.privacy_profile(m, t, sigma, eps)
     assert np.all(bound >= mc - 4 * se)
-    if tuple(m.curvature_bounds)[0] == tuple(m.curvature_bounds)[1]:
+    if m.curvature_bounds[0] == m.curvature_bounds[1]:
         assert np.all(bound <= mc + 4 * se + 1e-9)
 
 

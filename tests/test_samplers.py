@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 from scipy.integrate import cumulative_trapezoid
 
-from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, Sphere, SPDAffineInvariant, SPDLogEuclidean
+from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from manifold_dp.data import sphere_cap
 from manifold_dp.privacy import KNormGradient, RiemannianLaplace, TangentGaussian
 from manifold_dp.privacy.spd_sampler import spd_sampler_acceptance

@@ -173,7 +173,7 @@ def test_the_one_point_check_agrees_with_the_general_one(m):
         else:
             with pytest.raises(ValueError, match=f"footpoint is not a point of .*{reason.split(' (')[0][:20]}"):
                 m.validate_point(x, "footpoint")
-    big = isinstance(m, Sphere) and m.dim + 1 > 64 or isinstance(m, SPDAffineInvariant) and m.k > 2
+    big = (isinstance(m, Sphere) and m.dim + 1 > 64) or (isinstance(m, SPDAffineInvariant) and m.k > 2)
     assert fast == 0 if big else fast >= 20  # where the path exists it took the valid points
 
 

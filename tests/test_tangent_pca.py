@@ -15,7 +15,7 @@ from scipy.linalg import subspace_angles
 from scipy.stats import beta, norm
 
 import manifold_dp.privacy.tangent_pca as tangent_pca
-from manifold_dp import Euclidean, KendallShape2D, PrivacyAccountant, Sphere, SPDAffineInvariant
+from manifold_dp import Euclidean, KendallShape2D, PrivacyAccountant, SPDAffineInvariant, Sphere
 from manifold_dp.manifolds import REGISTRY
 from manifold_dp.privacy import BudgetExceededError, InvalidRecordsError, ReleaseWarning, measurements
 from manifold_dp.privacy.tangent_pca import private_tangent_pca, second_moment_sensitivity
