@@ -14,12 +14,12 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .manifolds import REGISTRY
+from .manifolds import REGISTRY, Sphere
 from .manifolds.base import POINT_ATOL, Manifold
 
 __all__ = ["CliError", "CliNote", "load_records", "build_manifold", "size_option", "parse_center", "check_output_path",
@@ -201,7 +201,7 @@ def _onto_sphere(center: Array, manifold: Manifold) -> Array:
     with a ``CliNote``; the centre is public, so its norm may be quoted."""
     if type(manifold) is not REGISTRY["sphere"] or not np.all(np.isfinite(center)):
         return center
-    norm, radius = float(np.linalg.norm(center)), float(manifold.radius)
+    norm, radius = float(np.linalg.norm(center)), float(cast(Sphere, manifold).radius)
     off = abs(norm / radius - 1.0)
     if off <= POINT_ATOL:
         return center
