@@ -98,7 +98,7 @@ MUTATIONS = {
                                      "return composition", "the budget is never enforced"),
     "measurement-event-epsilon-halved": ("privacy/measurements.py", "return pure_dp_event(self.epsilon)", "return pure_dp_event(self.epsilon / 2)",
                                          "a release charges half its ε"),
-    "radius-selection-sharpened": ("privacy/radius_selection.py", "return 0.5 * epsilon * u", "return 1.0 * epsilon * u",
+    "radius-selection-sharpened": ("privacy/radius_selection.py", "0.5 * epsilon * u + np.asarray(log_base", "1.0 * epsilon * u + np.asarray(log_base",
                                    "the private radius's exponential mechanism at 2ε₁"),
     "radius-selection-uncharged": ("privacy/release.py", 'p["accountant"].charge(dp_event.ComposedDpEvent([',
                                    '(lambda event: None)(dp_event.ComposedDpEvent([', "radius='auto' never charged"),

@@ -311,3 +311,25 @@ def test_small_n_fallback_when_every_ball_is_mostly_noise():
     plan = plan_release(X, M, center="auto", radius="auto", epsilon=1.0)
     assert not plan.reliable and len(plan.candidates) == 1
     assert plan.candidates[0] < 0.1
+
+
+@pytest.mark.parametrize("cls", [SPDAffineInvariant, SPDLogEuclidean])
+@pytest.mark.parametrize("kwargs", [{"center": "auto"}, {"center": "auto", "radius": 0.5}, {"center": "origin", "radius": "auto"}])
+@pytest.mark.parametrize("extreme", ["full", "scaled identity", "breaker"])
+def test_an_extreme_spd_record_is_replaced_not_fatal(cls, kwargs, extreme):
+    """A record of 1e308 entries (or 1e308·I, or entries spanning 1e-302…1e305) made LAPACK raise in the
+    private ball's first stage and in the radius selection's distances: a failure for that neighbour only."""
+    M = cls(3)
+    X = M.random_point(M.origin, 0.4, size=60, rng=1)
+    Y = X.copy()
+    Y[0] = {"full": np.full((3, 3), 1e308), "scaled identity": 1e308 * np.eye(3),
+            "breaker": np.array([[1e305, 1e-302, 3.0], [1e-302, 1e-300, 1e150], [3.0, 1e150, 2.0]])}[extreme]
+    center = M.origin if kwargs["center"] == "origin" else "auto"
+    outcomes = []
+    for data in (X, Y):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecordsWarning)
+            rel = private_frechet_mean(data, M, **{**kwargs, "center": center}, epsilon=1.0, rng=3)
+        assert M.belongs(rel.point)
+        outcomes.append(rel.certificate.mechanism)
+    assert outcomes[0] == outcomes[1]

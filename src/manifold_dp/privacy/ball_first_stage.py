@@ -169,7 +169,16 @@ class _SPDStage:
         return f"Δ = 2B/n, B = b√k = {bound * math.sqrt(m.k):.4g}: each clipped log lies in the Frobenius ball of radius B"
 
     def rows(self, m: _SPD, points: ArrayLike, bound: float) -> FloatArray:
-        return _clip_rows(vecd(logm_spd(np.asarray(points, float))), bound * math.sqrt(m.k))
+        # Through the release's own record preparation at the centre I and radius B (in either metric
+        # ρ(I, x) = ‖log x‖_F): one scaled eigendecomposition per record, the same operations for every
+        # record, and no record that LAPACK cannot decompose (a record of 1e308 entries made eigh raise:
+        # a failure for one neighbour only). The prepared records lie in the ball, so their logarithms
+        # are the clipped logs, well conditioned.
+        from .release import prepare_records
+
+        B = bound * math.sqrt(m.k)
+        records, _ = prepare_records(m, np.asarray(points, float), np.eye(m.k), B, keep=True, log_mean=False)
+        return _clip_rows(vecd(logm_spd(np.asarray(records, float))), B)
 
     def to_point(self, m: _SPD, z: FloatArray, bound: float) -> Array:
         return expm_sym(self._clamped_log(invvecd(z, m.k), bound))

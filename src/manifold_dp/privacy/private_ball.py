@@ -287,7 +287,7 @@ class BallPlan:
             return len(self.candidates) - 1
         from . import release as rel
 
-        distances = rel.record_distances(self.manifold, self._X, center)
+        distances = rel.record_distances(self.manifold, self._X, center, cap=rel._distance_cap(self.candidates))
         utility = _selection.quantile_utility(distances, self.candidates, cast(float, self.quantile))  # a selection has one
         return int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
 

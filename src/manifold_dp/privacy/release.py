@@ -683,12 +683,27 @@ def _prepare_block(block: Array, manifold: Manifold, center: Array, radius: floa
     return np.asarray(prepare_records(manifold, block, center, radius)[0])  # a plain array on the workers
 
 
-def record_distances(manifold: Manifold, X: ArrayLike, center: Array) -> FloatArray:
+def record_distances(manifold: Manifold, X: ArrayLike, center: Array, cap: float | None = None) -> FloatArray:
     """``ρ(center, x_i)`` of every record as the release sees it: invalid records (non-finite, off
-    the manifold) at distance 0, since they are replaced by the centre. In memory only."""
+    the manifold) at distance 0, since they are replaced by the centre. In memory only.
+
+    With a public ``cap``, the distances of the records prepared at radius ``cap``
+    (``prepare_records``): ``min(ρ, cap)`` to rounding, from the preparation's one robust pass, so
+    that no record (``1e308`` entries on SPD) can make a decomposition raise for one neighbour
+    only. The radius selections pass a cap just above their largest candidate: a record beyond it
+    is beyond every candidate either way."""
+    if cap is not None:
+        records, _ = prepare_records(manifold, X, center, cap, keep=True, log_mean=False)
+        with np.errstate(all="ignore"):
+            return cast(FloatArray, np.asarray(manifold.dist(center, np.asarray(records)), float))
     points, _, ok = _validity(manifold, X)
     with np.errstate(all="ignore"):
         return select(ok, manifold.dist(center, _sanitised(manifold, points, ok, center)), 0.0)
+
+
+def _distance_cap(candidates: Sequence[float]) -> float:
+    """Public: a radius just above the largest candidate, at which ``record_distances`` prepares."""
+    return float(max(candidates)) * (1.0 + 2.0**-20)
 
 
 def _invalid_counts(block: ArrayLike, manifold: Manifold) -> Array:
@@ -1286,7 +1301,8 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
 
         p["accountant"].charge(dp_event.ComposedDpEvent([
             pure_dp_event(selection_epsilon), _dominating_event([cal.measurement.event for cal, _ in kept_stages])]))
-    utility = _selection.quantile_utility(record_distances(manifold, X, center), kept, auto.quantile)
+    utility = _selection.quantile_utility(record_distances(manifold, X, center, cap=_distance_cap(kept)), kept,
+                                          auto.quantile)
     rule = ("as given" if given else "geometric: top·2⁻¹² to just below top = min(r*, float64 reach); "
             "1e-3 to 1e3 where top is infinite")
     note = (f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read); "
