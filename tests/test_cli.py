@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from collections import namedtuple
 from contextlib import nullcontext
 
 import numpy as np
@@ -19,20 +18,9 @@ from manifold_dp.data import eigen_spd, sphere_cap
 from manifold_dp.manifolds import REGISTRY
 from manifold_dp.privacy.release import MECHANISMS, check_public
 
-Result = namedtuple("Result", "returncode stdout stderr")
 SECRET = "7311"  # a marker placed in data files and exception messages: it must never reach stderr
 SPHERE_ARGS = ("--manifold", "sphere", "--center", "origin", "--radius", "0.4", "--epsilon", "1")
 
-
-@pytest.fixture
-def run(capsys):
-    """``manifold-dp ARGS`` in process: its exit status and what it printed."""
-    def call(*args):
-        capsys.readouterr()
-        code = cli.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return Result(code, out, err)
-    return call
 
 
 def release(run, path, manifold, *extra):
@@ -379,7 +367,7 @@ def test_other_exceptions_print_their_type_only(run, monkeypatch, sphere_npy, er
 def test_keyboard_interrupt_is_one_line_and_status_130(run, monkeypatch, sphere_npy, tmp_path):
     fail_with(monkeypatch, KeyboardInterrupt())
     res = run("release", sphere_npy, *SPHERE_ARGS, "--output", tmp_path / "o.json")
-    assert res == Result(130, "", "manifold-dp: interrupted\n")
+    assert tuple(res) == (130, "", "manifold-dp: interrupted\n")
     assert list(tmp_path.glob("*.json")) == []
 
 

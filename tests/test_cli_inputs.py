@@ -3,7 +3,6 @@ or rounded digits, connectome rows holding one triangle, latitudes and longitude
 CSV files; and refusals whose advice matches what was run."""
 
 import json
-from collections import namedtuple
 
 import numpy as np
 import pytest
@@ -12,20 +11,9 @@ from manifold_dp import SPDAffineInvariant, SPDLogEuclidean, Sphere, cli, privat
 from manifold_dp.data import sphere_cap
 from manifold_dp.privacy.release import calibrate
 
-Result = namedtuple("Result", "returncode stdout stderr")
 SECRET = "7311"  # a marker placed in data files: it must never reach stderr
 SPHERE = ("--manifold", "sphere", "--radius", "0.4", "--epsilon", "1", "--seed", "3")
 
-
-@pytest.fixture
-def run(capsys):
-    """``manifold-dp ARGS`` in process: its exit status and what it printed."""
-    def call(*args):
-        capsys.readouterr()
-        code = cli.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return Result(code, out, err)
-    return call
 
 
 def release(run, path, *args):
