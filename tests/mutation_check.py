@@ -28,7 +28,8 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_record_preparation.py", "tests/test_input_validation.py", "tests/test_float_edge_cases.py",
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
-         "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py"]
+         "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
+         "tests/test_spread_constant.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -52,6 +53,14 @@ MUTATIONS = {
     "sensitivity-kng-halve": ("privacy/sensitivity.py", "return 2.0 * radius * L / n\n", "return radius * L / n\n",
                               "KNG gradient sensitivity halved"),
     "lipschitz-one": ("privacy/sensitivity.py", "return float(a / np.sin(a))", "return 1.0", "log taken 1-Lipschitz on a curved ball"),
+    "spread-radius-below-r": ("privacy/sensitivity.py", "if r_j * (1.0 - SPREAD_PAD) >= rho * (1.0 + SPREAD_PAD)]",
+                              "if r_j * 1.1 >= rho * (1.0 + SPREAD_PAD)]",
+                              "the spread constant of a tabulated radius up to 10% below r used for the ball of radius r"),
+    "spread-table-shrunk": ("experiments/sphere_spread_table.json", '"proven_upper_bound": "1.026500"',
+                            '"proven_upper_bound": "1.016500"', "the stored spread constant at π/8 lowered by 0.01"),
+    "spread-drop-sqrt-kappa": ("privacy/sensitivity.py", "rows = _spread_rows((radius + slack) * root)",
+                               "rows = _spread_rows(radius + slack)",
+                               "the table read at r instead of r√κ: a sphere of radius R < 1 takes a smaller ball's constant"),
     "strong-convexity-one": ("stats/frechet.py", "    return float(a / np.tan(a))", "    return 1.0",
                              "h = 1 on a positively curved ball"),
     "ambient-chord-halve": ("manifolds/sphere.py", "return float(2.0 * self.radius * np.sin(radius / (2.0 * self.radius)))",

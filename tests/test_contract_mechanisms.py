@@ -16,8 +16,10 @@ reduced size here, with a power check across ten seeds in the slow suite (each �
 with 99 % confidence: Clopper–Pearson, held-out selection).
 """
 
+import json
 import math
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from scipy import stats
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+import manifold_dp
 from manifold_dp import (
     Euclidean,
     Hyperbolic,
@@ -54,20 +57,36 @@ def h_of(r, kappa):
     return a / math.tan(a)
 
 
-def tight_L(r, kappa):
-    """Rauch: Lipschitz constant of log over B_r, 2r√κ / sin(2r√κ) (κ > 0), 1 otherwise."""
+SPREAD_TABLE = json.loads((Path(manifold_dp.__file__).parent / "experiments" / "sphere_spread_table.json").read_text())
+
+
+def proven_spread(r, kappa):
+    """The sphere's proven spread constant (docs/theory.md §3): ``min r_j·C_j/(r√κ)`` over the table's
+    radii ``r_j ≥ r√κ`` (each proven at ``π·num/den·(1 + 2^-w)``); infinite where there is none."""
+    rho, widening = r * math.sqrt(kappa), 1 + 2.0 ** -SPREAD_TABLE["radius_widening_log2"]
+    found = []
+    for fraction, row in SPREAD_TABLE["radii"].items():
+        num, den = (int(v) for v in fraction.split("/"))
+        if math.pi * num / den * widening >= rho:
+            found.append(math.pi * num / den * widening * float(row["proven_upper_bound"]))
+    return min(found) / rho if found else math.inf
+
+
+def tight_L(r, kappa, sphere=False):
+    """Rauch: Lipschitz constant of log over B_r, 2r√κ / sin(2r√κ) (κ > 0), 1 otherwise; on a sphere
+    (``sphere``) the proven spread constant where it is smaller."""
     if kappa <= 0:
         return 1.0
     a = 2 * r * math.sqrt(kappa)
-    return a / math.sin(a)
+    return min(a / math.sin(a), proven_spread(r, kappa)) if sphere else a / math.sin(a)
 
 
-def laplace_delta(r, n, kappa):
-    return 2 * r * tight_L(r, kappa) / (n * h_of(r, kappa))
+def laplace_delta(r, n, kappa, sphere=False):
+    return 2 * r * tight_L(r, kappa, sphere) / (n * h_of(r, kappa))
 
 
-def kng_delta(r, n, kappa):
-    return 2 * r * tight_L(r, kappa) / n
+def kng_delta(r, n, kappa, sphere=False):
+    return 2 * r * tight_L(r, kappa, sphere) / n
 
 
 def analytic_gaussian(eps, delta, sens):
@@ -107,7 +126,7 @@ def test_unrestricted_laplace_scale_is_delta_over_epsilon(name):
     m, r, kappa = UNRESTRICTED[name]
     n = 40
     cert = private_frechet_mean(records(m, n, 0.8 * r), m, center=m.origin, radius=r, epsilon=EPS, rng=0).certificate
-    sens = laplace_delta(r, n, kappa)
+    sens = laplace_delta(r, n, kappa, isinstance(m, Sphere))
     check(cert, sens, sens / EPS)
     assert cert.mechanism == "laplace" and cert.delta == 0.0
 
@@ -117,7 +136,7 @@ def test_restricted_laplace_scale_is_twice_delta_over_epsilon(name):
     m, r, kappa = UNRESTRICTED[name]
     n = 40
     cert = private_frechet_mean(records(m, n, 0.8 * r), m, center=m.origin, radius=r, epsilon=EPS, restrict=True, rng=0).certificate
-    sens = laplace_delta(r, n, kappa)
+    sens = laplace_delta(r, n, kappa, isinstance(m, Sphere))
     check(cert, sens, 2 * sens / EPS)
     assert cert.restriction.startswith("B_r")
 
@@ -136,7 +155,7 @@ def test_kng_scale_is_twice_its_gradient_sensitivity_over_epsilon(name):
     m, r, kappa = UNRESTRICTED[name]
     n = 40
     cert = private_frechet_mean(records(m, n, 0.8 * r), m, center=m.origin, radius=r, epsilon=EPS, mechanism="kng", rng=0).certificate
-    sens = kng_delta(r, n, kappa)
+    sens = kng_delta(r, n, kappa, isinstance(m, Sphere))
     # KNG's density is ∇F itself (no slack), except on a flat space, where it is the Laplace around the mean
     check(cert, sens, 2 * sens / EPS, slack_included=kappa == 0.0 and name == "euclidean")
     assert cert.mechanism == "kng"

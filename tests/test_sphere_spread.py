@@ -18,11 +18,14 @@ from manifold_dp.manifolds import Sphere
 
 TABLE = json.loads(sphere_spread.TABLE.read_text(encoding="utf-8"))
 RADII = sorted(TABLE["radii"])
+HEADLINE = ("1/12", "1/8", "1/6", "1/5", "1/4")  # the free optimisation of R21-F2 is checked here; every radius in
+# tests/test_spread_constant.py
 
 
 def test_the_table_holds_every_target_and_its_bound_is_below_it():
     assert set(TABLE["radii"]) == set(sphere_spread.TARGETS)
     assert TABLE["precision_bits"] == sphere_spread.PRECISION and tuple(TABLE["initial_cells"]) == sphere_spread.INITIAL
+    assert TABLE["radius_widening_log2"] == sphere_spread.RADIUS_WIDENING_LOG2
     for fraction, row in TABLE["radii"].items():
         assert row["target"] == sphere_spread.TARGETS[fraction]
         assert 1.0 < float(row["proven_upper_bound"]) <= row["target"]
@@ -35,7 +38,8 @@ def test_a_sample_of_cells_is_re_bounded_below_the_target(fraction):
     assert len(bits) == row["tree_nodes"] and bits.count("0") == row["cells"]
     cells = sphere_spread.leaves(fraction, bits)  # raises if the tree does not cover the box exactly
     assert len(cells) == row["cells"]
-    sample = np.random.default_rng(2024).choice(len(cells), size=min(300, len(cells)), replace=False).tolist()
+    size = 300 if fraction in HEADLINE else 60
+    sample = np.random.default_rng(2024).choice(len(cells), size=min(size, len(cells)), replace=False).tolist()
     ok, _ = sphere_spread.verify(fraction, bits, row["target"], cells=sample)
     assert ok
 
@@ -57,7 +61,7 @@ def test_the_cells_tile_the_parameter_box():
     assert volume == pytest.approx(a_max * sphere_spread.PI_HI * sphere_spread.TWO_PI_HI, rel=1e-12)
 
 
-@pytest.mark.parametrize("fraction", RADII)
+@pytest.mark.parametrize("fraction", HEADLINE)
 def test_each_proven_bound_is_above_a_numerical_maximum(fraction):
     num, den = (int(v) for v in fraction.split("/"))
     r = math.pi * num / den

@@ -392,10 +392,11 @@ def radius_help() -> str:
 
 # Measured with privacy.release.calibrate (tests/test_planning.py checks these figures).
 RADIUS_GROWTH = (
-    "Near r* (sphere, kendall2d) the noise scale grows steeply: the sensitivity factor L/h = 1/cos(2r√κ) diverges "
-    "at r*. On S² with n = 100 and --epsilon 1 the Laplace scale is 0.011 at r = 0.39 (r*/2), 0.034 at 0.60, 0.090 "
-    "at 0.71 and 0.99 at 0.78. A release warns once L/h is over twice its value at r*/2 (past the radius given "
-    "below); manifold-dp plan compares radii before any data are read.")
+    "Near r* (sphere, kendall2d) the noise scale grows steeply: the sensitivity factor L/h (1/cos(2r√κ) with the "
+    "Rauch constant) diverges at r*. On S² with n = 100 and --epsilon 1 the Laplace scale is 0.010 at r = 0.39 "
+    "(r*/2), 0.029 at 0.60, 0.069 at 0.71 and 0.72 at 0.78 (the proven spread constant; 0.011, 0.034, 0.090 and "
+    "0.99 with --bound rauch). A release warns once L/h (Rauch) is over twice its value at r*/2 (past the radius "
+    "given below); manifold-dp plan compares radii before any data are read.")
 
 
 RELEASE_EPILOG = """\
@@ -467,7 +468,7 @@ def _plan_arguments(pl: argparse.ArgumentParser) -> None:
                     "SPD spaces: float64 reach)")
     pl.add_argument("--mechanism", action="append", choices=MECHANISMS, help="only this mechanism (repeat for more; "
                     "default: every one the manifold supports)")
-    pl.add_argument("--bound", default="tight", choices=("tight", "paper"), help="as for release")
+    pl.add_argument("--bound", default="tight", choices=("tight", "rauch", "paper"), help="as for release")
     pl.add_argument("--calibration", default="analytic", choices=("analytic", "classical"), help="as for release")
     pl.add_argument("--restrict", action="store_true", help="as for release")
 
@@ -542,8 +543,9 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
                         "one with the smallest expected noise distance at the public n, radius, epsilon and delta "
                         "(chosen before the data are read; the certificate's mechanism_selection lists the candidates; "
                         "manifold-dp plan shows the same figures)")
-    r.add_argument("--bound", default="tight", choices=("tight", "paper"), help="sensitivity bound on positively "
-                   "curved spaces: 'tight' (Rauch constant L = 2r√κ/sin(2r√κ)) or 'paper' (papers' L = 2 − h)")
+    r.add_argument("--bound", default="tight", choices=("tight", "rauch", "paper"), help="sensitivity bound on "
+                   "positively curved spaces: 'tight' (the Rauch constant L = 2r√κ/sin(2r√κ), on the sphere the proven "
+                   "spread constant where smaller), 'rauch' (the Rauch constant) or 'paper' (papers' L = 2 − h)")
     r.add_argument("--calibration", default="analytic", choices=("analytic", "classical"), help="σ of the Gaussian "
                    "mechanisms: 'analytic' (Balle & Wang 2018, any ε) or 'classical' (Dwork & Roth 2014, ε < 1)")
     r.add_argument("--restrict", action="store_true", help="keep the Laplace output inside the ball (σ = 2Δ/ε); "

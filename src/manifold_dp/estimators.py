@@ -169,8 +169,9 @@ class PrivateFrechetMean(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tra
     mechanism : str, default="laplace"
         ``"laplace"``, ``"kng"``, ``"tangent_gaussian"``, ``"ambient_laplace"``,
         ``"coordinate_laplace"`` or ``"ambient_gaussian"`` (see ``private_frechet_mean``).
-    bound : {"tight", "paper"}, default="tight"
-        Which sensitivity bound (the tighter Rauch constant, or the papers' ``2 − h``).
+    bound : {"tight", "rauch", "paper"}, default="tight"
+        Which sensitivity bound: the smallest proven constant (the Rauch constant, on the sphere
+        the proven spread constant where smaller), the Rauch constant, or the papers' ``2 − h``.
     calibration : {"analytic", "classical"}, default="analytic"
         Gaussian calibration of the (ε, δ) mechanisms.
     restrict : bool, default=False

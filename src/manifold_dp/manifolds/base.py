@@ -15,6 +15,9 @@ which class a manifold is):
 - ``laplace_sigma_limit``: the largest (exclusive) ``σ`` with an integrable unrestricted Laplace;
 - ``flat_chart`` with ``to_chart``/``from_chart``: an isometry onto ``R^dim`` (closed-form mean,
   tangent Gaussian);
+- ``round_sphere``: the space is ``S^d`` of curvature ``κ = κmin = κmax``, so the proven spread
+  constant of the unit sphere at ``r√κ`` bounds ``‖log_m x − log_m y‖/(2r)`` on its balls
+  (``privacy.sensitivity.spread_bound``);
 - ``to_tangent_coordinates``/``from_tangent_coordinates``: coordinates of tangent vectors at ``x`` in
   an orthonormal basis of ``T_x M`` (wrapped noise, tangent PCA);
 - ``ambient_dim`` with ``to_ambient``/``from_ambient``/``ambient_radius``: a Euclidean embedding
@@ -209,6 +212,7 @@ class Manifold:
     radial: bool = True
     laplace_sampler: str = "radial"
     flat_chart: bool = False
+    round_sphere: bool = False
     ambient_dim: int | None = None
     max_reach: float = np.inf  # largest ρ(origin, centre) + r float64 keeps exact enough (hyperbolic)
     user_point_shapes: tuple[tuple[int, ...], ...] = ()  # other layouts of one point accepted from users (real landmarks)

@@ -92,6 +92,7 @@ class Sphere(Manifold):
 
     point_shape = property(lambda self: (self.dim + 1,))
     curvature_bounds = property(lambda self: (self.radius**-2, self.radius**-2))
+    round_sphere = True  # the proven spread constant applies (privacy.sensitivity.spread_bound)
     injectivity_radius = property(lambda self: np.pi * self.radius)
     radial_range = property(lambda self: (0.0, np.pi * self.radius))
 

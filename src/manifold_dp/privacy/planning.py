@@ -292,16 +292,19 @@ STEEP_GROWTH = 2.0
 
 
 def _sensitivity_factor(manifold: Manifold, radius: float, bound: str, kind: str) -> float:
+    """``L/h`` (or ``L``) at ``radius``; for ``bound="tight"`` with the Rauch constant, a smooth function of ``r``
+    (the sphere's proven spread constant, a step function of its table's radii, only lowers the calibrated scale)."""
     from .sensitivity import frechet_mean_sensitivity
 
-    return float(frechet_mean_sensitivity(manifold, n=1, radius=radius, kind=kind, bound=bound)) / (2.0 * radius)
+    trend = "rauch" if bound == "tight" else bound
+    return float(frechet_mean_sensitivity(manifold, n=1, radius=radius, kind=kind, bound=trend)) / (2.0 * radius)
 
 
 def radius_growth(manifold: Manifold, radius: float, *, bound: str = "tight", kind: str = "laplace") -> float | None:
     """How many times the sensitivity factor at ``radius`` exceeds its value at ``r*/2``: ``L/h``
     (``kind="laplace"``: the Laplace-type and Gaussian mechanisms; on a sphere of curvature κ with
-    the tight bound ``1/cos(2r√κ)``) or ``L`` (``kind="kng"``). ``None`` where ``r*`` is infinite
-    (no blow-up). Public values only."""
+    the Rauch constant ``1/cos(2r√κ)``, which ``bound="tight"`` uses here) or ``L`` (``kind="kng"``).
+    ``None`` where ``r*`` is infinite (no blow-up). Public values only."""
     limit = float(manifold.assumption_radius)
     if not math.isfinite(limit):
         return None

@@ -65,7 +65,7 @@ from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
 from .certificate import Certificate, MechanismCandidate, MechanismSelection, RadiusSelection
 from .mechanisms import is_hadamard
 from .radius_selection import AutoRadius
-from .sensitivity import ambient_sensitivity, frechet_mean_sensitivity
+from .sensitivity import BOUNDS, ambient_sensitivity, bound_rule, frechet_mean_sensitivity
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -246,8 +246,8 @@ def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilo
     delta = check_delta(delta, required=gaussian) if gaussian or delta is not None else None
     if calibration not in measurements.CALIBRATIONS:
         raise ValueError(f"calibration must be 'analytic' or 'classical', got {calibration!r}")
-    if bound not in ("tight", "paper"):
-        raise ValueError(f"bound must be 'tight' or 'paper', got {bound!r}")
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
     if not isinstance(restrict, (bool, np.bool_)):
         raise TypeError(f"restrict must be True or False, got {type(restrict).__name__}")
     if not isinstance(strict, (bool, np.bool_)):
@@ -351,7 +351,8 @@ def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radi
         meas = measurements.kng(manifold, sens, epsilon, center=center, radius=radius)
     else:
         meas = _laplace(manifold, sens, epsilon, center, radius, restrict)
-    return Calibration(meas, accuracy, _bound_name(manifold, bound, kind), _optimisation_note(manifold, radius, accuracy, n))
+    return Calibration(meas, accuracy, _bound_name(manifold, radius, bound, kind),
+                       _optimisation_note(manifold, radius, accuracy, n))
 
 
 def mean_sensitivity(manifold: Manifold, kind: str, *, n: int, center: Array, radius: float,
@@ -411,12 +412,10 @@ def _optimisation_note(manifold: Manifold, radius: float, accuracy: float, n: in
     return plan.describe(accuracy)
 
 
-def _bound_name(manifold: Manifold, bound: str, kind: str) -> str:
+def _bound_name(manifold: Manifold, radius: float, bound: str, kind: str) -> str:
     if manifold.curvature_bounds[1] <= 0:
         return "2r/n (non-positive curvature: h = L = 1)" if kind == "laplace" else "2r/n (KNG, non-positive curvature)"
-    if bound == "tight":
-        return "tight: L = 2r√κ/sin(2r√κ) (Rauch comparison)"
-    return "paper: L = 2 − h (Karcher; 2021 Thm 2 / 2022 Thm 2)"
+    return bound_rule(manifold, radius, bound)
 
 
 def check_reach(manifold: Manifold, center: Array, radius: float, sigma: float, restricted: bool, gaussian: bool = False,
@@ -991,8 +990,10 @@ def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike,
         ``"wrapped_laplace"`` / ``"wrapped_gaussian"``: ℓ2 K-norm / Gaussian noise added to
         ``log_center(mean)`` in the tangent space at the public centre, mapped back with ``exp``
         (non-positively curved spaces only; docs/gaussian_family.md).
-    bound : {"tight", "paper"}
-        The Lipschitz constant of the sensitivity on positively curved spaces.
+    bound : {"tight", "rauch", "paper"}
+        The constant ``L`` of the sensitivity on positively curved spaces (``frechet_mean_sensitivity``):
+        ``"tight"`` the smallest proven one (on a ``Sphere`` the proven spread constant where it is
+        below the Rauch constant), ``"rauch"`` the Rauch constant, ``"paper"`` the papers' ``2 − h``.
     calibration : {"analytic", "classical"}
         The Gaussian calibration (Balle & Wang 2018; Dwork & Roth 2014, Thm A.1, ε < 1).
     restrict : bool

@@ -1,10 +1,15 @@
 """Sensitivity bounds of the Fréchet mean for data in a geodesic ball ``B_r(m0)`` (docs/theory.md §3).
 
 Neighbouring datasets replace one of ``n`` records. Curvature enters through
-``h(r, κ) = 2r√κ cot(2r√κ)`` (strong convexity of ``F`` on the ball) and a Lipschitz constant
-``L`` of ``log_m`` over the ball.
+``h(r, κ) = 2r√κ cot(2r√κ)`` (strong convexity of ``F`` on the ball) and a constant ``L`` with
+``‖log_m x − log_m y‖ ≤ 2rL`` for ``m, x, y`` in the ball: a Lipschitz constant of ``log_m``, or on
+the sphere the smaller proven spread constant (``spread_bound``).
 """
 
+import functools
+import json
+import math
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -14,16 +19,20 @@ from .._validation import check_n, check_radius
 from ..manifolds.base import Manifold
 from ..stats.frechet import hessian_lower_bound as hessian_lower_bound  # re-exported: the privacy API names it
 
-__all__ = ["log_lipschitz", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity"]
+__all__ = ["log_lipschitz", "spread_bound", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity"]
 
-BOUNDS = ("tight", "paper")
+BOUNDS = ("tight", "rauch", "paper")
+# the computer-assisted proof's table (experiments/sphere_spread.py): proven upper bounds C_j on the spread constant of
+# the unit sphere at radii r_j = π·num/den·(1 + 2^-w); read as data, python-flint is not needed at run time
+SPREAD_TABLE = Path(__file__).resolve().parent.parent / "experiments" / "sphere_spread_table.json"
+SPREAD_PAD = 1e-15  # relative error allowed for float64's r_j and r√κ (a few roundings, each ≤ 2^-53)
 
 
 def log_lipschitz(radius: float, kappa_max: float, bound: str = "tight") -> float:
     """Lipschitz constant of ``x ↦ log_m x`` over ``B_r(m0)``.
 
     ``"paper"``: ``2 − h(r, κ)`` (Karcher 1977, as used by 2021 Thm 2 and 2022 Thm 2).
-    ``"tight"``: ``2r√κ / sin(2r√κ)``, by Rauch comparison: with sectional curvature ``≤ κ``,
+    ``"tight"`` and ``"rauch"``: ``2r√κ / sin(2r√κ)``, by Rauch comparison: with sectional curvature ``≤ κ``,
     ``‖d exp_m(v) w‖ ≥ (sin(√κ|v|)/(√κ|v|))‖w‖`` for ``w ⊥ v`` and radial directions are
     isometric, so ``‖d log_m‖ ≤ √κ t / sin(√κ t)`` at distance ``t ≤ 2r`` (docs/theory.md §3). Both are 1
     when ``κ ≤ 0``. The tight one is never larger: ``a/sin a ≤ 2 − a cot a`` on ``(0, π/2)``.
@@ -38,9 +47,82 @@ def log_lipschitz(radius: float, kappa_max: float, bound: str = "tight") -> floa
     return float(a / np.sin(a))
 
 
+@functools.cache
+def _spread_table() -> tuple[tuple[float, float], ...]:
+    """``(r_j, C_j)`` of the stored proof by increasing ``r_j``: on the unit 2-sphere
+    ``‖log_m x − log_m y‖ ≤ 2r_jC_j`` for ``m, x, y`` in a closed ball of radius ``r_j``; ``r_j``
+    is ``π·num/den·(1 + 2^-w)`` up to float64 rounding (``SPREAD_PAD``)."""
+    table = json.loads(SPREAD_TABLE.read_text(encoding="utf-8"))
+    widening = 1.0 + 2.0 ** -int(table["radius_widening_log2"])
+    rows = []
+    for fraction, row in table["radii"].items():
+        num, den = (int(v) for v in fraction.split("/"))
+        rows.append((math.pi * num / den * widening, float(row["proven_upper_bound"])))
+    return tuple(sorted(rows))
+
+
+def _spread_rows(rho: float) -> list[tuple[float, float]]:
+    """The table's ``(r_j, C_j)`` whose ball certainly contains one of radius ``rho`` (``r_j ≥ rho``)."""
+    return [(r_j, c_j) for r_j, c_j in _spread_table() if r_j * (1.0 - SPREAD_PAD) >= rho * (1.0 + SPREAD_PAD)]
+
+
+def spread_bound(radius: float, kappa: float, slack: float = 0.0) -> float | None:
+    """A proven ``C`` with ``‖log_m x − log_m y‖ ≤ 2rC`` for ``m, x, y`` in a ball of radius
+    ``r + slack`` of the sphere of curvature ``κ > 0`` (any dimension), or ``None`` where the table
+    has no radius ``≥ (r + slack)√κ``.
+
+    The computer-assisted proof (``experiments/sphere_spread.py``, docs/theory.md §3) bounds the
+    spread constant ``C(r_j) = sup ‖log_m x − log_m y‖/(2r_j)`` of the unit 2-sphere at the radii
+    ``r_j`` of its table, and the bound carries to every ``S^d`` (three points lie on a great
+    2-sphere). A ball of radius ``ρ ≤ r_j`` (in unit-sphere units, ``ρ = (r + slack)√κ``) lies in
+    one of radius ``r_j``, so ``‖log_m x − log_m y‖ ≤ 2r_jC(r_j)/√κ``: the constant at ``r`` is
+    ``min r_jC(r_j)/(r√κ)`` over the tabulated ``r_j ≥ ρ``. A tabulated radius below ``ρ`` proves
+    nothing about the larger ball. ``slack``: the float error of the records' distances (a release
+    passes ``manifold.float_error``). Public values only.
+    """
+    if not kappa > 0:
+        raise ValueError(f"the spread constant is tabulated for the sphere (κ > 0), got κ = {kappa!r}")
+    root = math.sqrt(kappa)
+    rows = _spread_rows((radius + slack) * root)
+    if not rows:
+        return None
+    return min(r_j * c_j for r_j, c_j in rows) * (1.0 + SPREAD_PAD) / (radius * root * (1.0 - SPREAD_PAD))
+
+
+def sphere_constant(manifold: Manifold, radius: float, bound: str) -> float:
+    """The ``L`` of ``frechet_mean_sensitivity``: ``log_lipschitz``, and with ``bound="tight"`` on a
+    round sphere (``manifold.round_sphere``) the smaller of the Rauch constant and the proven spread
+    bound (``spread_bound``). Kendall shape spaces (curvature in ``[1, 4]``, not a sphere) keep the
+    Rauch constant."""
+    kmax = manifold.curvature_bounds[1]
+    L = log_lipschitz(radius, kmax, bound)
+    if bound == "tight" and manifold.round_sphere:
+        spread = spread_bound(radius, kmax, manifold.float_error(manifold.origin, radius))
+        if spread is not None:
+            L = min(L, spread)
+    return L
+
+
+def bound_rule(manifold: Manifold, radius: float, bound: str) -> str:
+    """Which constant ``L`` a release at ``radius`` uses, in words (the certificate's ``sensitivity_bound``)."""
+    if bound == "paper":
+        return "paper: L = 2 − h (Karcher; 2021 Thm 2 / 2022 Thm 2)"
+    rauch = "L = 2r√κ/sin(2r√κ) (Rauch comparison)"
+    if bound == "rauch" or not manifold.round_sphere:
+        return f"{bound}: {rauch}"
+    kmax = manifold.curvature_bounds[1]
+    slack = manifold.float_error(manifold.origin, radius)
+    L, spread = log_lipschitz(radius, kmax, bound), spread_bound(radius, kmax, slack)
+    if spread is None or spread >= L:
+        return f"tight: {rauch}; the proven spread constant of the sphere is not smaller here"
+    r_j, c_j = min(_spread_rows((radius + slack) * math.sqrt(kmax)), key=lambda row: row[0] * row[1])
+    return (f"tight: L = {spread:.6g} = r_j·C(r_j)/(r√κ), the sphere's proven spread constant C(r_j) ≤ {c_j:.6f} at "
+            f"r_j = {r_j:.6g} ≥ r√κ (interval-arithmetic proof, docs/theory.md §3), below the Rauch {L:.6g}")
+
+
 def frechet_mean_sensitivity(manifold: Manifold, *, n: int, radius: float,
                              kind: Literal["laplace", "kng", "log_euclidean"] | str = "laplace",
-                             bound: Literal["tight", "paper"] | str = "tight") -> float:
+                             bound: Literal["tight", "rauch", "paper"] | str = "tight") -> float:
     """Sensitivity of the Fréchet mean for ``n`` records in a ball of radius ``radius``.
 
     Neighbouring datasets replace one record; every record lies in ``B_r(m0)`` with ``r < r*``
@@ -50,7 +132,8 @@ def frechet_mean_sensitivity(manifold: Manifold, *, n: int, radius: float,
     Parameters
     ----------
     manifold : Manifold
-        The space; only its curvature bounds (and, for ``"log_euclidean"``, its flat chart) matter.
+        The space; only its curvature bounds, whether it is a round sphere (``round_sphere``) and
+        (for ``"log_euclidean"``) its flat chart matter.
     n : int
         The number of records (public), ``≥ 1``.
     radius : float
@@ -60,9 +143,11 @@ def frechet_mean_sensitivity(manifold: Manifold, *, n: int, radius: float,
         ``L = 2 − h``). ``"kng"``: ``sup_x ‖∇F(x; D) − ∇F(x; D')‖_x ≤ 2rL/n`` (Soto et al. 2022,
         Thm 2). ``"log_euclidean"``: ``2r/n`` in the log-Euclidean distance (Utpala et al. 2023,
         Thm 3); on ``SPDLogEuclidean`` and ``Euclidean`` this equals the ``laplace`` bound.
-    bound : {"tight", "paper"}
-        The Lipschitz constant ``L`` of ``log`` over the ball (``log_lipschitz``): the Rauch
-        constant ``2r√κ/sin(2r√κ)`` (default) or the papers' ``2 − h``.
+    bound : {"tight", "rauch", "paper"}
+        The constant ``L`` with ``‖log_m x − log_m y‖ ≤ 2rL`` over the ball: ``"tight"`` (default)
+        the smallest proven one, on a ``Sphere`` the smaller of the Rauch constant and the proven
+        spread constant (``spread_bound``), elsewhere the Rauch constant; ``"rauch"`` the Rauch
+        constant ``2r√κ/sin(2r√κ)`` everywhere; ``"paper"`` the papers' ``2 − h``.
 
     Returns
     -------
@@ -82,15 +167,17 @@ def frechet_mean_sensitivity(manifold: Manifold, *, n: int, radius: float,
     >>> r, n = np.pi / 8, 100
     >>> h = 2 * r / np.tan(2 * r)  # strong convexity on the ball, κ = 1
     >>> L = 2 * r / np.sin(2 * r)  # Rauch constant
-    >>> bool(np.isclose(frechet_mean_sensitivity(Sphere(2), n=n, radius=r), 2 * r * L / (n * h)))
+    >>> bool(np.isclose(frechet_mean_sensitivity(Sphere(2), n=n, radius=r, bound="rauch"), 2 * r * L / (n * h)))
     True
-    >>> round(frechet_mean_sensitivity(Sphere(2), n=n, radius=r, kind="kng"), 6)
+    >>> round(frechet_mean_sensitivity(Sphere(2), n=n, radius=r, kind="kng", bound="rauch"), 6)
     0.008724
+    >>> round(frechet_mean_sensitivity(Sphere(2), n=n, radius=r, kind="kng"), 6)  # proven C(π/8) ≤ 1.0265
+    0.008062
     """
     n = check_n(n)
     radius = check_radius(manifold, radius)
     kmax = manifold.curvature_bounds[1]
-    L = log_lipschitz(radius, kmax, bound)
+    L = sphere_constant(manifold, radius, bound)
     h = hessian_lower_bound(radius, kmax)
     if kind == "laplace":
         return 2.0 * radius * L / (n * h)
