@@ -18,8 +18,8 @@ mechanisms certify different things:
   privacy profile is ``(e^ε − e^ε')/(1 + e^ε)`` for ε' ≤ ε, so it is μ-GDP when that stays below
   the μ-GDP curve δ_μ(ε') for every ε' (Dong, Roth & Su 2022, Cor. 2.13); checked on a grid of ε'.
 
-On S² the μ the library certifies bounds the profile by the triangle inequality beyond a quarter
-circle, which is loose at large σ; ``sphere_exact_mu`` computes μ from the whole profile by a
+On S² the μ the library certifies bounds the loss beyond a quarter circle by its sup over footpoint
+distances t ≤ Δ, above the profile at t = Δ at large σ; ``sphere_exact_mu`` computes μ from the whole profile by a
 quadrature without an error bound (a measurement, not a certificate), and the Laplace is also run
 at that μ.
 """
@@ -317,8 +317,9 @@ def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> Ex
         "smaller ε; on S² the Gaussian then "
         + ("wins at every σ run, the direction the paper reports" if paper_agrees
            else "does not win at every σ run, against the direction the paper reports")
-        + ". The library's μ on S² is a certified bound: it uses the exact profile only out to a quarter circle and the "
-        "triangle inequality beyond, which is loose once the law spreads over the sphere. The exact μ, by quadrature over "
+        + ". The library's μ on S² is a certified bound: beyond a quarter circle it takes the loss's sup over footpoint "
+        "distances t ≤ Δ (an upper Riemann sum), above the profile at t = Δ once the law spreads over the sphere. The exact "
+        "μ, by quadrature over "
         f"the whole sphere at footpoint distance Δ (no error bound, a measurement), is {per(z, sph['mu_exact'], '{:.3g}', 'z')}: "
         f"the certified μ is {span(loose)} times it, most at the largest σ (z = {z[big]:g}: {sph['mu'][big]:.3g} against "
         f"{sph['mu_exact'][big]:.3g}). The loose μ forces the Laplace to a larger ε than needed and so overstates the "
@@ -329,8 +330,9 @@ def report(results: dict[str, Any], config: dict[str, Any], out_dir: Path) -> Ex
         f"certifies {j['mu_certified']:.3f}). They publish mean geodesic errors of {PAPER_ERRORS['gaussian']:g} for the "
         f"Gaussian and {PAPER_ERRORS['laplace']:g} for the Laplace; we measure {j['gauss'][0]:.3f} for the Gaussian and, "
         f"for the Laplace at the largest ε whose ε-DP implies μ-GDP, {j['lap_mu_paper'][0]:.3f} at their μ and "
-        f"{j['lap_mu_exact'][0]:.3f} at the exact one. On SPD(2) the Gaussian's calibration uses the triangle-inequality "
-        "bound of the profile (no exact quadrature there), which costs it noise and gives a loose μ; n/a marks a release "
+        f"{j['lap_mu_exact'][0]:.3f} at the exact one. On SPD(2) the Gaussian's calibration uses a comparison bound "
+        "of the profile (Toponogov with κmin = −1/2, the volume factor bounded; no exact quadrature there), which costs it "
+        "noise and gives a loose μ; n/a marks a release "
         "the pipeline refuses from public values (a μ too loose to compose, or draws beyond float64).")
     paper_value = (PAPER_CLAIM + f"; at σ = Δ on S² (n = {N}, r = π/8): Monte Carlo μ = {PAPER_MU_MC:g}, errors Gaussian "
                    f"{PAPER_ERRORS['gaussian']:g}, Laplace {PAPER_ERRORS['laplace']:g}")

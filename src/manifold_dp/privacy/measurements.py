@@ -17,6 +17,7 @@ and ``σ = 2Δ/ε``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
@@ -259,9 +260,11 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
     ``σ`` analytic (Balle & Wang 2018) and ``μ = Δ/σ``; sphere and hyperbolic space — the smallest
     ``σ`` (bisection, rounded up) whose exact privacy profile, by quadrature with its error added,
     is ``≤ δ`` at ``ε``; Kendall shapes — the same with the law of cosines of curvature ``κmin = 1``
-    (Toponogov: an upper bound on the loss); affine-invariant SPD — the triangle-inequality bound
-    ``L ≤ (Δ² + 2Δρ)/(2σ²)`` (loose: μ there is far above ``Δ/σ``). ``μ``: the smallest with the profile below
-    the μ-GDP curve on a grid of ε (``gdp.gdp_mu``); the privacy event is ``gaussian_dp_event(1/μ)``.
+    (Toponogov: an upper bound on the loss); affine-invariant SPD — the smaller of the
+    triangle-inequality bound ``L ≤ (Δ² + 2Δρ)/(2σ²)`` and Toponogov's comparison with ``κmin = −1/2``
+    over a uniform direction, both over a bounded radius density (loose: μ there is above ``Δ/σ``).
+    ``μ``: the smallest with the profile below the μ-GDP curve on a grid of ε (``gdp.gdp_mu``); the
+    privacy event is ``gaussian_dp_event(1/μ)``.
 
     Parameters
     ----------
@@ -296,12 +299,14 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
     else:
         sigma, mu, reach = _profile_calibration(manifold, float(sensitivity), float(epsilon), float(delta))
         how = ("exact privacy profile by 2-D quadrature (radius × angle, law of cosines) at t = Δ, the sup over "
-               "footpoint distances t ≤ Δ (quasi-convexity of the distance; triangle bound beyond a quarter circle), "
-               "quadrature error added" if method == "profile" else
-               "triangle bound δ(ε) ≤ E[(1 − e^(ε − (Δ² + 2Δρ)/(2σ²)))_+] over the radius law (Jensen bound of its density)")
+               "footpoint distances t ≤ Δ (quasi-convexity of the distance; beyond a quarter circle the triangle bound, "
+               "on the sphere the exact sup over t by an upper Riemann sum where smaller), quadrature error added"
+               if method == "profile" else
+               "smaller of the triangle bound δ(ε) ≤ E[(1 − e^(ε − (Δ² + 2Δρ)/(2σ²)))_+] and Toponogov's comparison "
+               "(κmin = −1/2, uniform direction) over the radius law (Jensen bound of its density)")
         # beyond ε_K the profile is below GDP_TAIL: μ-GDP up to an additive GDP_TAIL, charged as a (0, δ) part
         room = 1.0 - float(gdp.gaussian_delta_mu(mu, 0.0))
-        if not room > 1e-3:  # μ ≳ 6.6: no useful μ-GDP event (the triangle bound on SPD-AI at large σ)
+        if not room > 1e-3:  # μ ≳ 6.6: no useful μ-GDP event (the bound on SPD-AI at large σ)
             raise ValueError(f"the Riemannian Gaussian on {manifold!r} at epsilon={epsilon!r}, delta={delta!r} is certified "
                              f"only as μ-GDP with μ = {mu:.3g} ({method} bound), too loose to compose; use a larger epsilon, "
                              "a smaller radius, or mechanism='wrapped_gaussian' (exact on Hadamard spaces)")
@@ -330,13 +335,14 @@ def _profile_calibration(manifold: Manifold, sensitivity: float, epsilon: float,
     return sigma, float(mu), float(reach)
 
 
-def _profile_sigma(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> float:
+def _profile_sigma(manifold: Manifold, sensitivity: float, epsilon: float, delta: float,
+                   profile: Callable[[Manifold, float, float, float], float] = gdp.privacy_profile) -> float:
     """The smallest ``σ`` (to the bisection's resolution, on the safe side) whose profile bound
-    (``gdp.privacy_profile``) is ``≤ δ`` at ``ε``. The value returned is one at which the bound
-    was checked, whether or not the bound is monotone in ``σ``."""
+    (``gdp.privacy_profile``, or ``profile`` with its signature) is ``≤ δ`` at ``ε``. The value
+    returned is one at which the bound was checked, whether or not the bound is monotone in ``σ``."""
     def ok(s: float) -> bool:  # a bound the quadrature cannot produce (its window left float64) certifies nothing
         try:
-            return bool(gdp.privacy_profile(manifold, sensitivity, s, epsilon) <= delta)
+            return bool(profile(manifold, sensitivity, s, epsilon) <= delta)
         except (ValueError, IndexError, FloatingPointError):
             return False
 
