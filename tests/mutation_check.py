@@ -253,6 +253,13 @@ MUTATIONS = {
                                            "center='auto': the Kendall matrix mean's sensitivity 1/n instead of √2/n"),
     "ball-charge-dropped": ("privacy/private_ball.py", "        p[\"accountant\"].charge(dp_event.ComposedDpEvent(events))",
                             "        (lambda event: None)(dp_event.ComposedDpEvent(events))", "center='auto' never charged"),
+    "ball-round-halve-scale": ("privacy/ball_refine.py", "    return pure_scale(round_sensitivity(n, radius), epsilon, footpoint_free=True)",
+                               "    return pure_scale(round_sensitivity(n, radius), epsilon, footpoint_free=True) / 2",
+                               "center='auto': a re-centring round's K-norm scale halved"),
+    "ball-round-drop-2": ("privacy/ball_refine.py", "    return 2.0 * float(radius) / int(n)\n",
+                          "    return float(radius) / int(n)\n", "center='auto': a round's sensitivity R/n instead of 2R/n"),
+    "ball-round-not-charged": ("privacy/private_ball.py", "        events += [pure_dp_event(s * eps) for s in recentre_shares]",
+                               "        events += []", "center='auto': the re-centring rounds left out of the charge"),
 }
 
 

@@ -9,9 +9,10 @@ import jsonschema
 import numpy as np
 import pytest
 
-from manifold_dp import SPDAffineInvariant, SPDLogEuclidean, Sphere, cli, private_frechet_mean
+from manifold_dp import Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, cli, private_frechet_mean
 from manifold_dp.manifolds import REGISTRY
 from manifold_dp.privacy import CERTIFICATE_SCHEMA
+from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.planning import (
     GAUSSIAN_MECHANISMS,
     candidate_mechanisms,
@@ -23,6 +24,7 @@ from manifold_dp.privacy.planning import (
     required_n,
     supports,
 )
+from manifold_dp.privacy.private_ball import expected_auto_ball
 from manifold_dp.privacy.release import MECHANISMS, calibrate, expected_noise_distance
 
 # --- mechanism="auto" -------------------------------------------------------------------------
@@ -263,3 +265,42 @@ def test_reproduce_summarises_the_built_in_datas_records_warnings(monkeypatch, c
     assert "[C] done in 0.1 s: ok; expected, not shown: 35 RecordsWarnings" in out and "1 ReleaseWarning" in out
     assert "clipped into the ball" not in err and "round_to=None" not in err
     assert err.count("a warning of another kind") == 1  # other warnings: once each, after the run, as before
+
+
+# --- what center="auto" is expected to do ------------------------------------------------------
+
+@pytest.mark.parametrize("manifold,n", [(Sphere(2), 300), (Sphere(20), 2000), (KendallShape2D(8), 2000),
+                                        (Hyperbolic(5), 1000), (SPDLogEuclidean(3), 1000)])
+def test_the_planned_first_stage_error_matches_its_draws(manifold, n):
+    """``expected_auto_ball``'s first-stage error against 200 draws of the stage on records
+    concentrated at the origin (where the flat charts do not stretch): the median within a factor
+    1.5 of the public prediction (it fails for a prediction off by the √D between the K-norm and a
+    Gaussian, or by the √(k−1) of the Kendall rotation)."""
+    expected = expected_auto_ball(manifold, n=n, epsilon=1.0)
+    stage = first_stage(manifold, n, expected.centre_share * 1.0)
+    rng = np.random.default_rng(5)
+    X = manifold.random_point(manifold.origin, 1e-3, size=n, rng=rng)
+    T = stage.statistic(X)
+    errors = [float(manifold.dist(manifold.origin, stage._stage.to_point(manifold, stage.noisy(T, rng), stage.bound)))
+              for _ in range(200)]
+    assert expected.centre_error / 1.5 <= float(np.median(errors)) <= 1.5 * expected.centre_error
+
+
+def test_the_auto_ball_expectation_is_public_and_falls_with_n_epsilon():
+    small, large = (expected_auto_ball(Hyperbolic(10), n=n, epsilon=1.0) for n in (1000, 4000))
+    assert large.centre_error == pytest.approx(small.centre_error / 4)
+    assert small.ratio(small.centre_error) == pytest.approx(np.sqrt(2) / small.release_share)
+    tiny = expected_auto_ball(SPDAffineInvariant(28), n=86, epsilon=1.0)
+    assert not tiny.reliable and tiny.centre_share == pytest.approx(0.3)
+    assert tiny.centre_error <= first_stage(SPDAffineInvariant(28), 86, 0.3).diameter
+
+
+def test_plan_command_says_what_center_auto_will_do(capsys):
+    code = cli.main(["plan", "--manifold", "hyperbolic", "--dim", "10", "--n", "1000", "--epsilon", "1", "--delta", "1e-6",
+                     "--radius", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.startswith("center='auto'")]
+    expected = expected_auto_ball(Hyperbolic(10), n=1000, epsilon=1.0)
+    assert len(lines) == 2 and f"E1 = {expected.centre_error:.3g}." in lines[0] and "Gaussian" in lines[1], out
+    assert "re-centring round" in lines[0] and expected.rounds == 2

@@ -19,6 +19,7 @@ from scipy.stats import beta
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, private_frechet_mean
 from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant
 from manifold_dp.privacy.ball_first_stage import first_stage
+from manifold_dp.privacy.ball_refine import clipped_log_mean, noisy_statistic, round_scale, round_sensitivity
 from manifold_dp.privacy.private_ball import AutoCenter, BallPlan, ball_log_weights
 from manifold_dp.privacy.release import RecordsWarning, ReleaseWarning, plan_release
 
@@ -94,13 +95,19 @@ def test_plan_is_a_function_of_public_values(M):
 def test_shares_and_certificate_schema():
     M = Sphere(2)
     _, X = cluster(M, 400)
-    rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=2.0, rng=0)
+    one = private_frechet_mean(X, M, center=AutoCenter(rounds=1), radius="auto", epsilon=2.0, rng=0)
+    assert [s.stage for s in one.certificate.center_selection.stages] == ["centre", "radius", "release"]
+    assert [s.epsilon for s in one.certificate.center_selection.stages] == pytest.approx([0.4, 0.2, 1.4])
+    rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=2.0, rng=0)  # n·ε large enough for a round
     sel = rel.certificate.center_selection
-    assert [s.stage for s in sel.stages] == ["centre", "radius", "release"]
-    assert [s.epsilon for s in sel.stages] == pytest.approx([0.4, 0.2, 1.4])
+    assert [s.stage for s in sel.stages] == ["centre", "radius", "recentre", "radius", "release"] and sel.rounds == 2
+    assert [s.epsilon for s in sel.stages] == pytest.approx([0.3, 0.1, 0.2, 0.1, 1.3])
     assert sum(s.epsilon for s in sel.stages) == pytest.approx(rel.epsilon) and rel.epsilon == 2.0
     assert sel.stages[0].sensitivity == pytest.approx(2.0 / 400) and sel.stages[0].mechanism == "l2_laplace"
-    assert sel.stages[2].radius == rel.radius and not sel.small_n_fallback
+    round_ = sel.stages[2]
+    assert round_.sensitivity == pytest.approx(2.0 * round_.radius / 400) and round_.mechanism == "l2_laplace"
+    assert round_.scale == pytest.approx(round_.sensitivity / 0.2)
+    assert sel.stages[4].radius == rel.radius and not sel.small_n_fallback
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads(rel.certificate.to_json()), CERTIFICATE_SCHEMA)
     assert rel.certificate.schema == "manifold_dp.certificate/3" and "center_selection" in rel.certificate.summary()
@@ -216,6 +223,76 @@ def test_first_stage_audit_with_power():
     assert _loss_lower_bound(stage, T, T2, threshold, 11) <= stage.epsilon
     weak = dataclasses.replace(stage, scale=stage.scale / 2)
     assert _loss_lower_bound(weak, T, T2, threshold, 11) > stage.epsilon
+
+
+# --- the re-centring round (ball_refine) ---------------------------------------------------------
+
+ROUND_SPACES = [Sphere(2), Sphere(6, radius=2.0), KendallShape2D(5), SPDAffineInvariant(3), SPDLogEuclidean(3),
+                Hyperbolic(4), Euclidean(3)]
+
+
+@pytest.mark.parametrize("M", ROUND_SPACES, ids=repr)
+def test_round_sensitivity_is_attained_and_bounded(M):
+    """Rows of norm ``R``: every record on the boundary in one direction against one record in the
+    opposite direction moves ``T`` by exactly ``2R/n``; hostile records (NaN, ``±inf``, far, off the
+    manifold) never move it by more."""
+    n, R = 6, 0.3
+    c = M.exp(M.origin, 0.7 * M.random_unit_tangent(M.origin, rng=0))
+    u = M.random_unit_tangent(c, rng=1)
+    X = np.stack([M.exp(c, R * u)] * n)
+    Y = X.copy()
+    Y[0] = M.exp(c, -R * u)
+    T = clipped_log_mean(M, X, c, R, n)
+    assert np.linalg.norm(T - clipped_log_mean(M, Y, c, R, n)) == pytest.approx(round_sensitivity(n, R), rel=1e-9)
+    far = M.exp(c, 3.0 * M.random_unit_tangent(c, rng=2)) if np.isinf(M.injectivity_radius) else M.exp(c, -1.2 * u)
+    for hostile in (np.full(M.point_shape, np.nan), np.full(M.point_shape, np.inf), np.full(M.point_shape, 1e308),
+                    np.zeros(M.point_shape), far):
+        Z = X.copy()
+        Z[0] = hostile
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecordsWarning)
+            gap = np.linalg.norm(T - clipped_log_mean(M, Z, c, R, n))
+        assert gap <= round_sensitivity(n, R) * (1 + 1e-12)
+
+
+def test_round_audit_with_power():
+    """Worst-case neighbours for a round on S² at the pole, ``R = 0.3``, ``n = 4`` (statistics
+    ``2R/n`` apart): the privacy-loss lower bound of ``{z₁ > T₁ + 2σ}`` stays below ε at the
+    library's scale and exceeds it at half of it (power)."""
+    M, n, R, eps = Sphere(2), 4, 0.3, 1.0
+    c = M.origin
+    u = M.from_tangent_coordinates(c, np.array([1.0, 0.0]))
+    X = np.stack([M.exp(c, R * u)] * n)
+    Y = X.copy()
+    Y[0] = M.exp(c, -R * u)
+    T, T2 = clipped_log_mean(M, X, c, R, n), clipped_log_mean(M, Y, c, R, n)
+    sigma = round_scale(n, R, eps)
+
+    def bound(scale: float) -> float:
+        rng_a, rng_b = np.random.default_rng(21), np.random.default_rng(22)
+        a = np.array([noisy_statistic(T, scale, rng_a)[0] for _ in range(AUDIT_DRAWS)])
+        b = np.array([noisy_statistic(T2, scale, rng_b)[0] for _ in range(AUDIT_DRAWS)])
+        ka, kb = int(np.sum(a > T[0] + 2 * sigma)), int(np.sum(b > T[0] + 2 * sigma))
+        return math.log(beta.ppf(AUDIT_ALPHA, ka, AUDIT_DRAWS - ka + 1) / beta.ppf(1 - AUDIT_ALPHA, kb + 1, AUDIT_DRAWS - kb))
+
+    assert bound(sigma) <= eps
+    assert bound(sigma / 2) > eps
+
+
+def test_rounds_are_a_function_of_public_values_and_charged():
+    """Two rounds where the round's noise is at most a quarter of its radius (``ROUND_RULE``) and a
+    0.05 radius share is reliable; one elsewhere. The accountant is charged the whole ε."""
+    assert AutoCenter().resolved(Sphere(2), 400, 2.0, 0.9, 32).rounds == 2
+    assert AutoCenter().resolved(Sphere(99), 1000, 2.0, 0.9, 32).rounds == 1  # 2·99/(1000·2·0.1) ≈ 1 > 1/4
+    assert AutoCenter().resolved(Sphere(2), 100, 1.0, 0.9, 32).rounds == 1  # 0.05 of ε cannot tell the scale
+    assert AutoCenter().resolved(Sphere(2), 400, 2.0, None, 32).rounds == 1  # a given radius
+    assert AutoCenter(rounds=3, budget=0.1).resolved(Sphere(2), 50, 1.0, 0.9, 32) == AutoCenter(
+        budget=0.1, radius_budget=0.05, rounds=3, recentre_budget=0.1)
+    M = Sphere(2)
+    _, X = cluster(M, 400)
+    acc = PrivacyAccountant(3.0)
+    private_frechet_mean(X, M, center="auto", radius="auto", epsilon=2.0, accountant=acc)
+    assert acc.spent()[0] == pytest.approx(2.0)
 
 
 def test_seeded_release_reproducible():

@@ -43,7 +43,7 @@ from .manifolds import REGISTRY
 from .manifolds.base import Manifold
 from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
 from .privacy.mechanisms import is_hadamard
-from .privacy.planning import format_plan, plan_table, steep_radius
+from .privacy.planning import auto_ball_summary, format_plan, plan_table, steep_radius
 from .privacy.radius_selection import AutoRadius
 from .privacy.release import MECHANISMS, RecordsWarning, ReleaseWarning, private_frechet_mean, validate_center
 
@@ -498,6 +498,8 @@ def cmd_plan(args: argparse.Namespace) -> None:
                       center=center, mechanisms=args.mechanism, bound=args.bound, calibration=args.calibration,
                       restrict=args.restrict)
     print(format_plan(rows, manifold, n=args.n, epsilon=epsilon, delta=delta))
+    print()
+    print(auto_ball_summary(manifold, n=args.n, epsilon=epsilon, delta=delta))
 
 
 def _release_arguments(r: argparse.ArgumentParser) -> None:

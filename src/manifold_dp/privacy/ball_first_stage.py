@@ -120,6 +120,9 @@ class _SphereStage:
     def diameter(self, m: Sphere, bound: float | None) -> float:
         return math.inf  # the radius is capped by r* instead
 
+    def expected_error(self, m: Sphere, noise: float) -> float:
+        return float(m.radius) * math.atan(noise / float(m.radius))
+
 
 class _KendallStage:
     title = "dominant eigenvector of (1/n)Σ w_i w_i* (w_i = H z_i, Helmert coordinates of the pre-shapes)"
@@ -152,6 +155,9 @@ class _KendallStage:
 
     def diameter(self, m: KendallShape2D, bound: float | None) -> float:
         return math.inf  # the radius is capped by r* instead
+
+    def expected_error(self, m: KendallShape2D, noise: float) -> float:
+        return math.atan(noise / math.sqrt(m.k_landmarks - 1))
 
 
 class _SPDStage:
@@ -200,6 +206,9 @@ class _SPDStage:
         """``2b√k``: in either metric ``ρ(c, x) ≤ ‖log c‖_F + ‖log x‖_F`` (triangle inequality through ``I``)."""
         return 2.0 * bound * math.sqrt(m.k)
 
+    def expected_error(self, m: _SPD, noise: float) -> float:
+        return noise
+
 
 class _FlatBallStage:
     """Hyperbolic space (tangent vectors at ``e0``) and Euclidean space (the points)."""
@@ -246,6 +255,9 @@ class _FlatBallStage:
 
     def diameter(self, m: Manifold, bound: float) -> float:
         return 2.0 * bound
+
+    def expected_error(self, m: Manifold, noise: float) -> float:
+        return noise
 
 
 STAGES: dict[type[Manifold], Any] = {Sphere: _SphereStage(), KendallShape2D: _KendallStage(), _SPD: _SPDStage(),
@@ -300,6 +312,25 @@ class FirstStage:
         noise = (rng.normal(0.0, self.scale, D) if self.noise == "gaussian" else l2_laplace_noise(D, self.scale, rng))
         grid = 2.0 ** math.ceil(math.log2(self.scale * FIRST_STAGE_GRID))
         return np.round((statistic + noise) / grid) * grid
+
+    @property
+    def expected_noise_norm(self) -> float:
+        """``E‖noise‖`` in the statistic's coordinates (public): ``Dσ`` for the K-norm law, about
+        ``σ√(D − 1/2)`` for the Gaussian."""
+        D = self.dimension
+        return float(D if self.noise == "l2_laplace" else math.sqrt(D - 0.5)) * self.scale
+
+    @property
+    def expected_error(self) -> float:
+        """The first stage's expected error as a distance on the manifold, from public values only
+        (a planning aid, ``manifold-dp plan``): the noise norm ``N = expected_noise_norm`` carried
+        to the point — sphere of radius ``R``: the angle ``atan(N/R)`` of a unit-length mean, times
+        ``R``; Kendall shapes: the rotation ``atan(N/√(k−1))`` of the top eigenvector of a rank-one
+        mean (first-order perturbation, ``‖E u‖ ≈ N/√(k−1)`` for isotropic noise); flat charts
+        (SPD, hyperbolic, Euclidean): ``N`` itself, the error in the chart at the origin (larger far
+        from the origin, where ``exp`` stretches the chart, and before the shrinkage), at most the
+        safe region's diameter."""
+        return min(float(self._stage.expected_error(self.manifold, self.expected_noise_norm)), self.diameter)
 
     @property
     def noise_second_moment(self) -> float:

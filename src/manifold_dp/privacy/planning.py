@@ -44,7 +44,7 @@ def _release() -> Any:
 _measurements: Any = measurements
 
 __all__ = ["supports", "candidate_mechanisms", "Expectation", "expected_error", "MechanismChoice", "choose_mechanism",
-           "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "EXTRA_ROWS",
+           "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "auto_ball_summary",
            "STEEP_GROWTH", "radius_growth", "steep_radius"]
 
 MECHANISMS = (("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
@@ -352,11 +352,6 @@ class PlanRow:
     note: str = ""
 
 
-# Rows a planner adds for other ways of releasing, e.g. a private ball (center="auto"): each is called as
-# row(manifold, n=, radius=, epsilon=, delta=, target_error=) and returns a PlanRow or None.
-EXTRA_ROWS: list[Callable[..., PlanRow | None]] = []
-
-
 def plan_table(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
                radii: Sequence[float] | None = None, target_error: float | None = None,
                center: ArrayLike | None = None, mechanisms: Sequence[str] | None = None, bound: str = "tight",
@@ -390,10 +385,6 @@ def plan_table(manifold: Manifold, *, n: int, epsilon: float, delta: float | Non
                 need_n = required_n(manifold, m, epsilon=epsilon, start=n, **args)
                 need_eps = required_epsilon(manifold, m, n=n, start=epsilon, **args)
             rows.append(PlanRow(radius, m, e.expected_distance, e.scale, target, need_n, need_eps, note))
-        for extra in EXTRA_ROWS:
-            row = extra(manifold, n=n, radius=radius, epsilon=epsilon, delta=delta, target_error=target)
-            if row is not None:
-                rows.append(row)
     return tuple(rows)
 
 
@@ -442,4 +433,28 @@ def format_plan(rows: Sequence[PlanRow], manifold: Manifold, *, n: int, epsilon:
         lines.append(f"radius {radius:g}: " + ("no mechanism passes" if best is None else
                      f"smallest expected error {best.expected_error:.3g} with {best.mechanism} (what --mechanism auto "
                      "compares; a restricted law is checked for samplability when it wins)"))
+    return "\n".join(lines)
+
+
+def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None) -> str:
+    """What ``center="auto"`` is expected to do (``private_ball.expected_auto_ball``), in words:
+    the first stage's expected error ``E₁`` and, for data of spread ``s``, the expected error
+    over that of a ball around the true centre — within 2× once ``s ≳ E₁``. Public values only."""
+    from .ball_first_stage import supports as has_first_stage
+    from .private_ball import expected_auto_ball
+
+    if not has_first_stage(manifold):
+        return f"center='auto': no first stage for {manifold!r}"
+    lines = []
+    for gaussian in (False, True) if delta is not None else (False,):
+        e = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian)
+        kind = "Gaussian, with delta" if gaussian else "K-norm, pure ε"
+        ratios = ", ".join(f"{e.ratio(k * e.centre_error):.2g}× at s = {k * e.centre_error:.3g}" for k in (0.25, 1.0, 4.0))
+        fallback = "; small n·ε: a public fallback radius" if not e.reliable else ""
+        fallback += "; then a re-centring round, which makes the final centre better than E1" if e.rounds > 1 else ""
+        lines.append(f"center='auto' ({kind} first stage in D = {e.dimension} with {e.centre_share:g} of ε{fallback}): the "
+                     f"private centre errs about E1 = {e.centre_error:.3g}. The release, with {e.release_share:g} of ε, "
+                     f"then errs about √(E1² + s²)/({e.release_share:g}·s) times a release in a ball of radius s around "
+                     f"the true centre, for records of spread s (0.9-quantile distance to their mean): {ratios}. "
+                     "E1 falls like 1/(n·ε).")
     return "\n".join(lines)

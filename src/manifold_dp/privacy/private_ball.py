@@ -43,6 +43,7 @@ from ..records import is_dask
 from . import radius_selection as _selection
 from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
+from .ball_refine import round_sensitivity, tangent_round
 from .certificate import BallStage, CenterSelection
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
     from .ball_first_stage import FirstStage
     from .release import Calibration, Plan, PrivateRelease, Public
 
-__all__ = ["AutoCenter", "auto_center", "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "fallback_index",
+__all__ = ["AutoCenter", "auto_center", "AutoBallExpectation", "expected_auto_ball",
+           "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "fallback_index",
            "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
 
 BALL_GRID_POINTS = 32
@@ -60,6 +62,12 @@ MAX_CURVATURE_FACTOR = 2.0  # candidates whose release sensitivity is at most 2�
 SMALLER_RADIUS_TILT = 2.0  # nats between the smallest and the largest candidate (ball_log_weights)
 RELIABILITY_MARGIN = 3.0  # ln(1/0.05): a radius below every record with probability ≲ 5 %
 UNSUPPORTED_MECHANISMS = ("riemannian_gaussian",)  # its charge depends on Δ's curvature profile at the centre
+ROUND_THEOREM = "ℓ2 K-norm mechanism (Hardt & Talwar 2010): density ∝ exp(−‖z − T‖/σ), σ = 2R/(nε)"
+ROUND_RULE = 0.25  # a re-centring round where its noise is at most a quarter of its radius (benchmarks/private_ball.py)
+DEFAULT_SHARES: dict[int, dict[str, float]] = {  # rounds → shares (docs/private_ball.md, "Why these shares")
+    1: {"budget": 0.2, "radius_budget": 0.1, "recentre_budget": 0.1},
+    2: {"budget": 0.15, "radius_budget": 0.05, "recentre_budget": 0.1},
+}
 EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(−2j/(G−1)) (smaller radii)"
 
 
@@ -67,40 +75,71 @@ EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base
 class AutoCenter:
     """How ``center="auto"`` builds the private ball (``center="auto"`` is ``AutoCenter()``).
 
+    Every ``None`` is resolved from public values before the data are read (``resolved``): one
+    round with shares 0.2 (centre) / 0.1 (radius), or, where a re-centring round pays for itself
+    (``ROUND_RULE``), two rounds with 0.15 / 0.05 per radius / 0.1 for the round. The release
+    gets the rest of ε.
+
     Parameters
     ----------
-    budget : float, default 0.2
+    budget : float or None
         Share of ε for the first stage (the rough centre).
-    radius_budget : float, default 0.1
+    radius_budget : float or None
         Share of ε for each private radius (with ``radius="auto"``; ``AutoRadius.budget`` does not
         apply here, its ``quantile`` and ``grid`` do).
-    rounds : int, default 1
-        Private radii; each but the last is followed by a re-centring release at that radius.
-    recentre_budget : float, default 0.2
-        Share of ε for each re-centring release (``rounds ≥ 2``).
+    rounds : int or None
+        Private radii; each but the last is followed by a re-centring round at that radius: the
+        K-norm mean of the clipped logs at the current centre (``ball_refine``).
+    recentre_budget : float or None
+        Share of ε for each re-centring round (``rounds ≥ 2``).
     bound : float or None
         The first stage's public bound: SPD ``b`` (``|log λ| ≤ b``, default 5), hyperbolic ``B``
         (``‖log_e0 x‖ ≤ B``, default 4), Euclidean ``B`` (``‖x‖ ≤ B``, default 10). Ignored on the
         sphere and Kendall shapes, which need none.
     """
 
-    budget: float = 0.2
-    radius_budget: float = 0.1
-    rounds: int = 1
-    recentre_budget: float = 0.2
+    budget: float | None = None
+    radius_budget: float | None = None
+    rounds: int | None = None
+    recentre_budget: float | None = None
     bound: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("budget", "radius_budget", "recentre_budget"):
             value = getattr(self, name)
+            if value is None:
+                continue
             if not _is_real(value) or not 0.0 < value < 1.0:
-                raise ValueError(f"AutoCenter.{name} must be a number in (0, 1), got {value!r}")
+                raise ValueError(f"AutoCenter.{name} must be a number in (0, 1) or None, got {value!r}")
             object.__setattr__(self, name, float(value))
-        if isinstance(self.rounds, bool) or not isinstance(self.rounds, (int, np.integer)) or not 1 <= self.rounds <= 8:
-            raise ValueError(f"AutoCenter.rounds must be an integer in [1, 8], got {self.rounds!r}")
-        object.__setattr__(self, "rounds", int(self.rounds))
+        if self.rounds is not None:
+            if isinstance(self.rounds, bool) or not isinstance(self.rounds, (int, np.integer)) or not 1 <= self.rounds <= 8:
+                raise ValueError(f"AutoCenter.rounds must be an integer in [1, 8] or None, got {self.rounds!r}")
+            object.__setattr__(self, "rounds", int(self.rounds))
         if self.bound is not None and (not _is_real(self.bound) or not 0.0 < self.bound < math.inf):
             raise ValueError(f"AutoCenter.bound must be a finite number > 0 or None, got {self.bound!r}")
+
+    def resolved(self, manifold: Manifold, n: int, epsilon: float, quantile: float | None, grid_size: int) -> AutoCenter:
+        """Every ``None`` filled in from public values (``n``, ε, the manifold's dimension, the
+        radius selection's quantile and grid size; ``quantile=None``: the radius is given). Two
+        rounds where the round's K-norm noise ``dim·2R/(n·ε_t)`` is at most ``ROUND_RULE`` of its
+        radius ``R`` and a radius share of 0.05 can still tell the data's scale (``radius_is_reliable``)."""
+        rounds = self.rounds
+        if rounds is None:
+            two = DEFAULT_SHARES[2]
+            worth = 2.0 * manifold.dim <= ROUND_RULE * n * epsilon * two["recentre_budget"]  # dim·2R/(n·ε_t) ≤ R/4
+            readable = quantile is not None and radius_is_reliable(two["radius_budget"] * epsilon, n, quantile, grid_size)
+            rounds = 2 if worth and readable else 1
+        shares = DEFAULT_SHARES[min(rounds, 2)]
+        return dataclasses.replace(self, rounds=rounds, **{k: v if getattr(self, k) is None else getattr(self, k)
+                                                           for k, v in shares.items()})
+
+
+def radius_is_reliable(epsilon: float, n: int, quantile: float, grid_size: int) -> bool:
+    """Whether the exponential mechanism at ``epsilon`` can tell the data's scale (public): it picks
+    a radius below every record with probability below about 5 % when
+    ``ε·n·q/2 ≥ ln G + 3 + 2`` (McSherry & Talwar's bound with ``e^−3`` plus the base measure's tilt)."""
+    return epsilon * n * quantile / 2.0 >= math.log(grid_size) + RELIABILITY_MARGIN + SMALLER_RADIUS_TILT
 
 
 def auto_center(center: object) -> AutoCenter | None:
@@ -123,6 +162,18 @@ def ball_grid(manifold: Manifold, stage: FirstStage) -> FloatArray:
         top = min(top, float(manifold.max_reach) - float(cast(float, manifold.exp_coordinate_offset(stage.reference))))
     if math.isinf(top):
         top = stage.diameter  # spaces without a finite r* have a bound
+    return np.geomspace(top * BALL_GRID_SPAN, top * BALL_GRID_TOP, BALL_GRID_POINTS)
+
+
+def round_grid(manifold: Manifold, stage: FirstStage, grid: FloatArray, given: object = None) -> FloatArray:
+    """The candidate radii of a re-centring round (``ball_refine``), which has no curvature factor
+    and so is not held below ``r*``: on the sphere and Kendall shapes the release's grid stretched up
+    to ``(1 − 2^-10)`` of the injectivity radius (``πR``, ``π/2``), so that a first-stage centre
+    farther than ``r*`` from the records still finds a radius that reaches them; elsewhere (and
+    for a grid the user gave) the release's grid."""
+    top = float(manifold.injectivity_radius)
+    if given is not None or not math.isfinite(top) or top <= float(grid[-1]):
+        return grid
     return np.geomspace(top * BALL_GRID_SPAN, top * BALL_GRID_TOP, BALL_GRID_POINTS)
 
 
@@ -152,11 +203,13 @@ def ball_log_weights(utility: ArrayLike, epsilon: float) -> FloatArray:
 
 
 def _shares(ac: AutoCenter, radius_private: bool, reliable: bool) -> tuple[float, list[float], list[float], float]:
-    """``(centre, [radius per round], [recentre per round], release)`` shares of ε (public)."""
-    rounds = ac.rounds
-    radius = [ac.radius_budget if radius_private and reliable else 0.0] * rounds
-    recentre = [ac.recentre_budget] * (rounds - 1)
-    centre = ac.budget + (ac.radius_budget * rounds if radius_private and not reliable else 0.0)
+    """``(centre, [radius per round], [recentre per round], release)`` shares of ε (public), for a
+    ``resolved`` ``AutoCenter``."""
+    rounds, budget = cast(int, ac.rounds), cast(float, ac.budget)
+    radius_budget, recentre_budget = cast(float, ac.radius_budget), cast(float, ac.recentre_budget)
+    radius = [radius_budget if radius_private and reliable else 0.0] * rounds
+    recentre = [recentre_budget] * (rounds - 1)
+    centre = budget + (radius_budget * rounds if radius_private and not reliable else 0.0)
     release = 1.0 - centre - sum(radius) - sum(recentre)
     if not release > 0.05:
         raise ValueError(f"center='auto': the stages' shares leave {release:.3g} of epsilon for the release; lower "
@@ -192,33 +245,33 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     gaussian = p["delta"] is not None and mechanism in rel.GAUSSIAN_MECHANISMS
     delta_first = 0.5 * p["delta"] if gaussian else 0.0
     p_final = dict(p, delta=(p["delta"] - delta_first) if gaussian else p["delta"], center=fs_probe.reference)
+    ac = ac.resolved(manifold, n, eps, quantile, len(grid))  # rounds and shares: public values only
     # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3 + the base measure's tilt
-    reliable = (not radius_private) or (ac.radius_budget * eps * n * quantile / 2.0
-                                        >= math.log(len(grid)) + RELIABILITY_MARGIN + SMALLER_RADIUS_TILT)
+    reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * eps, n, cast(float, quantile),
+                                                          len(grid))
     shares = _shares(ac, radius_private, reliable)
     centre_share, radius_shares, recentre_shares, release_share = shares
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
     kept: list[float]
-    kept_stages: list[list[tuple[Calibration, float | None]]]
-    kept, kept_stages = [], []
+    kept_cals: list[tuple[Calibration, float | None]]
+    kept, kept_cals = [], []
     for g in grid:  # every candidate must pass the public checks at the safe region's worst point
         try:
             r = check_radius(manifold, float(g))
             with np.errstate(all="ignore"):
-                cals = [rel._mean_stages(manifold, p_final, r, s * eps, round_to, warn=False) for s in recentre_shares]
-                cals.append(rel._mean_stages(manifold, p_final, r, release_share * eps, round_to, warn=False))
+                cal = rel._mean_stages(manifold, p_final, r, release_share * eps, round_to, warn=False)
         except (ValueError, ArithmeticError):
             continue
-        if cals[-1][0].sensitivity * n / (2.0 * r) > MAX_CURVATURE_FACTOR:  # near r*, h → 0: Δ blows up
+        if cal[0].sensitivity * n / (2.0 * r) > MAX_CURVATURE_FACTOR:  # near r*, h → 0: Δ blows up
             continue
         kept.append(r)
-        kept_stages.append(cals)
+        kept_cals.append(cal)
     if not kept:
         raise ValueError(f"center='auto': none of the {len(grid)} candidate radii passes the public checks on {manifold!r} "
                          f"at n={n}, epsilon={eps:g}; give a radius or a larger epsilon or n")
     if not reliable:
-        j = fallback_index(manifold, kept, [cals[-1][0] for cals in kept_stages])
-        kept, kept_stages = kept[j:j + 1], kept_stages[j:j + 1]
+        j = fallback_index(manifold, kept, [cal[0] for cal in kept_cals])
+        kept, kept_cals = kept[j:j + 1], kept_cals[j:j + 1]
     if round_to is None:
         rel.check_round_to(None, 0.0)  # the public warning, once
     rel.check_strict(manifold, X, p["strict"])
@@ -226,14 +279,53 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         from dp_accounting import dp_event
 
         events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
-        for j in range(len(kept_stages[0])):
-            events.append(_largest_event([cals[j][0].measurement.event for cals in kept_stages]))
+        events += [pure_dp_event(s * eps) for s in recentre_shares]  # the K-norm rounds (ball_refine)
+        events.append(_largest_event([cal[0].measurement.event for cal in kept_cals]))
 
         p["accountant"].charge(dp_event.ComposedDpEvent(events))
     points, _, ok = rel._validity(manifold, X)
     sanitised = rel._sanitised(manifold, points, ok, manifold.origin)
-    return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), radius_private and reliable, quantile, shares,
+    rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, auto.grid))
+    return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
                     round_to, reliable, stage.statistic(sanitised))
+
+
+@dataclass(frozen=True)
+class AutoBallExpectation:
+    """What ``center="auto"`` (default ``AutoCenter``/``AutoRadius``) is expected to do at public
+    ``(manifold, n, ε, δ)``, before any data are read (``expected_auto_ball``)."""
+
+    centre_share: float
+    release_share: float
+    reliable: bool
+    noise: str
+    dimension: int
+    centre_error: float
+    rounds: int
+
+    def ratio(self, spread: float) -> float:
+        """The release's expected error over that of a ball around the true centre with radius
+        ``spread`` and all of ε: ``√(E₁² + s²)/(share·s)`` (the final ball's radius is about the
+        records' distance from the private centre; the error is proportional to it and to
+        ``1/ε``)."""
+        return math.hypot(self.centre_error, spread) / (self.release_share * spread)
+
+
+def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
+                       gaussian: bool = False) -> AutoBallExpectation:
+    """``AutoBallExpectation`` from public values: the rounds and shares ``AutoCenter()`` resolves
+    to (with the default 32-candidate grid and ``q = 0.9``), the small-``n·ε`` decision and the
+    first stage's expected error (``FirstStage.expected_error``; a re-centring round, where there
+    is one, makes the final centre better than that). ``gaussian``: the release is a Gaussian
+    mechanism with ``delta``, so the first stage is Gaussian too."""
+    q = 0.9
+    ac = AutoCenter().resolved(manifold, n, epsilon, q, BALL_GRID_POINTS)
+    readable = radius_is_reliable(cast(float, ac.radius_budget) * epsilon, n, q, BALL_GRID_POINTS)
+    centre, _radius, _recentre, release = _shares(ac, True, readable)
+    delta_first = 0.5 * delta if gaussian and delta is not None else None
+    stage = first_stage(manifold, n, centre * epsilon, delta_first)
+    return AutoBallExpectation(centre, release, readable, stage.noise, stage.dimension, stage.expected_error,
+                               cast(int, ac.rounds))
 
 
 def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
@@ -259,6 +351,7 @@ class BallPlan:
     auto: AutoCenter
     first: FirstStage
     candidates: tuple[float, ...]
+    round_candidates: tuple[float, ...]
     select_radius: bool
     quantile: float | None
     shares: tuple[float, list[float], list[float], float]
@@ -280,16 +373,16 @@ class BallPlan:
         """The first stage alone (its point), for audits of its noise."""
         return self.first.privatise(self._statistic, as_generator(rng))
 
-    def _radius(self, center: Array, share: float, rng: np.random.Generator) -> int:
-        """The exponential mechanism over the candidates (uniform base measure), or the one
-        public candidate when the selection is skipped."""
+    def _radius(self, center: Array, share: float, rng: np.random.Generator, candidates: tuple[float, ...]) -> float:
+        """The exponential mechanism over ``candidates`` (``ball_log_weights``), or the last
+        candidate when the selection is skipped (a given radius, the small-n fallback)."""
         if not self.select_radius:
-            return len(self.candidates) - 1
+            return candidates[-1]
         from . import release as rel
 
-        distances = rel.record_distances(self.manifold, self._X, center, cap=rel._distance_cap(self.candidates))
-        utility = _selection.quantile_utility(distances, self.candidates, cast(float, self.quantile))  # a selection has one
-        return int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
+        distances = rel.record_distances(self.manifold, self._X, center, cap=rel._distance_cap(candidates))
+        utility = _selection.quantile_utility(distances, candidates, cast(float, self.quantile))  # a selection has one
+        return candidates[int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))]
 
     def _release_at(self, center: Array, radius: float, share: float,
                     rng: np.random.Generator) -> tuple[Array, Plan, Calibration, float | None]:
@@ -320,21 +413,24 @@ class BallPlan:
         _centre_share, radius_shares, recentre_shares, release_share = self.shares
         center = self.first.privatise(self._statistic, rng)
         stages = [self._first_record()]
-        for t in range(self.auto.rounds):
-            index = self._radius(center, radius_shares[t], rng)
-            radius = self.candidates[index]
+        rounds = cast(int, self.auto.rounds)  # resolved by plan_private_ball
+        for t in range(rounds):
+            last = t == rounds - 1
+            radius = self._radius(center, radius_shares[t], rng, self.candidates if last else self.round_candidates)
             stages.append(self._radius_record(radius_shares[t], radius))
-            if t < self.auto.rounds - 1:
-                point, _, cal, _ = self._release_at(center, radius, recentre_shares[t], rng)
+            if not last:
+                share = recentre_shares[t] * self.epsilon
+                reach = min(self.first.diameter, float(self.manifold.injectivity_radius))
+                point, sigma = tangent_round(self.manifold, self._X, center, radius, self.public["n"], share, rng, reach)
                 center = self.first.clamp(point)
-                stages.append(_release_record("recentre", cal, radius))
+                stages.append(self._round_record(share, sigma, radius))
         point, plan, cal, acceptance = self._release_at(center, radius, release_share, rng)
         stages.append(_release_record("release", cal, radius))
         delta = float(sum(s.delta for s in stages))
         selection = CenterSelection(
             method="private ball: a rough centre needing no ball, then private radii and re-centring, then the release "
                    "(CoinPress, Biswas et al. 2020; Karwa & Vadhan 2018; docs/private_ball.md)",
-            rounds=self.auto.rounds, bound=self.first.bound, small_n_fallback=not self.reliable,
+            rounds=rounds, bound=self.first.bound, small_n_fallback=not self.reliable,
             composition=f"basic composition (sequential) of {len(stages)} stages: epsilon = "
                         + " + ".join(f"{s.epsilon:.6g}" for s in stages) + f"; delta = {delta:g}",
             stages=tuple(stages))
@@ -346,6 +442,13 @@ class BallPlan:
         f = self.first
         return BallStage(stage="centre", mechanism=f.noise, theorem=f.theorem, statistic=f.title, sensitivity=f.sensitivity,
                          sensitivity_bound=f.rule, scale=f.scale, epsilon=f.epsilon, delta=f.delta, radius=None)
+
+    def _round_record(self, epsilon: float, sigma: float, radius: float) -> BallStage:
+        return BallStage(stage="recentre", mechanism="l2_laplace", theorem=ROUND_THEOREM,
+                         statistic="(1/n) Σ clip_R(log_c x_i) in orthonormal coordinates of T_c M (ball_refine)",
+                         sensitivity=round_sensitivity(self.public["n"], radius),
+                         sensitivity_bound="Δ = 2R/n: every clipped row has norm ≤ R", scale=sigma, epsilon=epsilon,
+                         delta=0.0, radius=float(radius))
 
     def _radius_record(self, share: float, radius: float) -> BallStage:
         if not self.select_radius:
