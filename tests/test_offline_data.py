@@ -35,7 +35,17 @@ def fake_geomstats_wheel(folder, seed=0):
     with zipfile.ZipFile(path, "w") as z:
         z.writestr(_offline_data.CITIES, json.dumps(cities))
         z.writestr(_offline_data.CONNECTOMES, "\n".join(lines) + "\n")
+        z.writestr(_offline_data.KARATE, "\n".join("\t".join(str(int(v)) for v in row) for row in two_clubs()) + "\n")
     return path, C, cities
+
+
+def two_clubs():
+    """A 34-member friendship graph of two dense clubs (17 each) joined by one friendship."""
+    A = np.zeros((34, 34), int)
+    A[:17, :17] = A[17:, 17:] = 1
+    A[0, 17] = A[17, 0] = 1
+    np.fill_diagonal(A, 0)
+    return A
 
 
 @pytest.fixture
@@ -79,3 +89,16 @@ def test_connectome_records_are_clipped_into_the_public_ball(wheel):
     m = SPDLogEuclidean(28)
     assert reason is None and len(records) == 30 - 20
     assert np.all(m.dist(centre, records) <= radius * (1 + 1e-9)) and seen > 0
+
+
+def test_the_karate_embedding_puts_friends_closer_than_strangers(wheel):
+    from manifold_dp import Hyperbolic
+
+    X, reason = _offline_data.load_karate_embedding(epochs=200)
+    H, A = Hyperbolic(2), two_clubs()
+    assert reason is None and X.shape == (34, 3) and bool(np.all(H.belongs(X)))
+    D = H.dist(X[:, None], X[None, :])
+    strangers = (A == 0) & ~np.eye(34, dtype=bool)
+    assert D[A > 0].mean() < 0.5 * D[strangers].mean()
+    Y, _ = _offline_data.load_karate_embedding(epochs=200)
+    assert np.array_equal(X, Y)  # deterministic

@@ -22,12 +22,16 @@ import numpy as np
 WHEEL = "geomstats-2.8.0-py3-none-any.whl"
 CITIES = "geomstats/datasets/data/cities/cities.json"
 CONNECTOMES = "geomstats/datasets/data/connectomes/train_FNC.csv"
+KARATE = "geomstats/datasets/data/graph_karate/karate.txt"
 CITATION_CITIES = ("the 50 largest cities of the simplemaps World Cities Database (basic edition, CC BY 4.0), as "
                    "shipped in the geomstats 2.8.0 wheel (MIT licence), read from the wheel without importing it")
 CITATION_CONNECTOMES = ("fMRI functional-network connectivity of 86 subjects (28 × 28 correlation matrices) from the "
                         "Kaggle MLSP 2014 Schizophrenia Classification Challenge, as shipped in the geomstats 2.8.0 "
                         "wheel (MIT licence for the package; the data are under the challenge's terms, which state no "
                         "open licence), read from the wheel without importing it")
+CITATION_KARATE = ("Zachary's karate club (34 members, 78 friendships; W. W. Zachary, J. Anthropol. Res. 1977), as "
+                   "shipped in the geomstats 2.8.0 wheel, embedded in the hyperbolic plane by the Poincaré-embedding "
+                   "loss of Nickel & Kiela (NeurIPS 2017), here with Riemannian gradient steps on the hyperboloid")
 
 
 def geomstats_wheel(download: bool = True, timeout: float = 180) -> tuple[Path | None, str | None]:
@@ -87,3 +91,32 @@ def load_connectomes(size: int = 28) -> tuple[Any, str | None]:
     out[:, rows, cols] = values
     out[:, cols, rows] = values
     return out, None
+
+
+def load_karate_embedding(dim: int = 2, epochs: int = 400, step: float = 0.05, seed: int = 0) -> tuple[Any, str | None]:
+    """``((34, dim + 1)`` points of ``H^dim`` (hyperboloid), None)`` or ``(None, reason)``: the
+    karate club's friendship graph embedded by minimising, for every member ``u`` and friend ``v``,
+    ``ρ(u, v) + log Σ_{w ≠ u} e^(−ρ(u, w))`` (Nickel & Kiela 2017) with full-batch Riemannian
+    gradient steps (``exp_u(−step·grad)``) from points near ``e0``; deterministic for a seed."""
+    from ..manifolds import Hyperbolic
+
+    text, reason = _read(KARATE)
+    if text is None:
+        return None, reason
+    A = np.array([[float(v) for v in line.split()] for line in text.strip().splitlines()])
+    if A.shape != (34, 34) or not np.array_equal(A, A.T):
+        return None, f"{KARATE} is not a symmetric 34 × 34 adjacency matrix"
+    H = Hyperbolic(dim)
+    rng = np.random.default_rng(seed)
+    X = H.exp(np.broadcast_to(H.origin, (34, dim + 1)), 0.01 * H.random_unit_tangent(H.origin, size=34, rng=rng))
+    others = ~np.eye(34, dtype=bool)
+    for _ in range(epochs):
+        logs = H.log(X[:, None], X[None, :])  # (u, w) → log_u(w)
+        d = np.maximum(H.dist(X[:, None], X[None, :]), 1e-12)
+        weights = np.where(others, np.exp(-d), 0.0)
+        weights /= weights.sum(axis=1, keepdims=True)
+        unit = logs / d[..., None]
+        # ∂ρ(u, w)/∂u = −log_u(w)/ρ: friends pull, the softmax over everyone pushes
+        grad = -(A[..., None] * unit).sum(axis=1) + A.sum(axis=1)[:, None] * (weights[..., None] * unit).sum(axis=1)
+        X = H.exp(X, -step * grad)
+    return X, None
