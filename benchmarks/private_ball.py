@@ -59,9 +59,10 @@ def one_case(args):
             mean = _reference_mean(M, X, c)
             r90 = float(np.quantile(M.dist(c, X), 0.9))
             spreads.append(r90)
-            noise = np.random.default_rng([s, n, round(1000 * eps)])  # independent draws at every ε
-            a = private_frechet_mean(X, M, center=AutoCenter(rounds=rounds), radius="auto", epsilon=eps, rng=noise)
-            o = private_frechet_mean(X, M, center=c, radius=r90, epsilon=eps, rng=noise)
+            key = [s, n, round(1000 * eps)]  # independent draws at every ε, and for each of the two releases
+            a = private_frechet_mean(X, M, center=AutoCenter(rounds=rounds), radius="auto", epsilon=eps,
+                                     rng=np.random.default_rng(key + [0]))
+            o = private_frechet_mean(X, M, center=c, radius=r90, epsilon=eps, rng=np.random.default_rng(key + [1]))
             auto.append(float(M.dist(mean, a.point)))
             oracle.append(float(M.dist(mean, o.point)))
     predicted = expected_auto_ball(M, n=n, epsilon=eps).ratio(float(np.median(spreads)))
@@ -123,7 +124,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="n = 300, ε = 1, 5 seeds")
     ap.add_argument("--seeds", type=int, default=None)
-    ap.add_argument("--rounds", type=int, default=None, help="AutoCenter.rounds (default: chosen from public values)")
+    ap.add_argument("--rounds", type=int, default=None, help="AutoCenter.rounds (default: the library's, 1)")
     ap.add_argument("--spaces", nargs="*", default=list(SPACES))
     ap.add_argument("--n", nargs="*", type=int, default=None, help="record counts (default 100 300 1000)")
     ap.add_argument("--eps", nargs="*", type=float, default=None, help="epsilons (default 0.5 1 2)")

@@ -303,4 +303,4 @@ def test_plan_command_says_what_center_auto_will_do(capsys):
     lines = [line for line in out.splitlines() if line.startswith("center='auto'")]
     expected = expected_auto_ball(Hyperbolic(10), n=1000, epsilon=1.0)
     assert len(lines) == 2 and f"E1 = {expected.centre_error:.3g}." in lines[0] and "Gaussian" in lines[1], out
-    assert "re-centring round" in lines[0] and expected.rounds == 2
+    assert "AutoCenter(rounds=2)" in lines[0]

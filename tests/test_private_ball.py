@@ -95,10 +95,10 @@ def test_plan_is_a_function_of_public_values(M):
 def test_shares_and_certificate_schema():
     M = Sphere(2)
     _, X = cluster(M, 400)
-    one = private_frechet_mean(X, M, center=AutoCenter(rounds=1), radius="auto", epsilon=2.0, rng=0)
+    one = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=2.0, rng=0)
     assert [s.stage for s in one.certificate.center_selection.stages] == ["centre", "radius", "release"]
     assert [s.epsilon for s in one.certificate.center_selection.stages] == pytest.approx([0.4, 0.2, 1.4])
-    rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=2.0, rng=0)  # n·ε large enough for a round
+    rel = private_frechet_mean(X, M, center=AutoCenter(rounds=2), radius="auto", epsilon=2.0, rng=0)
     sel = rel.certificate.center_selection
     assert [s.stage for s in sel.stages] == ["centre", "radius", "recentre", "radius", "release"] and sel.rounds == 2
     assert [s.epsilon for s in sel.stages] == pytest.approx([0.3, 0.1, 0.2, 0.1, 1.3])
@@ -279,20 +279,17 @@ def test_round_audit_with_power():
     assert bound(sigma / 2) > eps
 
 
-def test_rounds_are_a_function_of_public_values_and_charged():
-    """Two rounds where the round's noise is at most a quarter of its radius (``ROUND_RULE``) and a
-    0.05 radius share is reliable; one elsewhere. The accountant is charged the whole ε."""
-    assert AutoCenter().resolved(Sphere(2), 400, 2.0, 0.9, 32).rounds == 2
-    assert AutoCenter().resolved(Sphere(99), 1000, 2.0, 0.9, 32).rounds == 1  # 2·99/(1000·2·0.1) ≈ 1 > 1/4
-    assert AutoCenter().resolved(Sphere(2), 100, 1.0, 0.9, 32).rounds == 1  # 0.05 of ε cannot tell the scale
-    assert AutoCenter().resolved(Sphere(2), 400, 2.0, None, 32).rounds == 1  # a given radius
-    assert AutoCenter(rounds=3, budget=0.1).resolved(Sphere(2), 50, 1.0, 0.9, 32) == AutoCenter(
-        budget=0.1, radius_budget=0.05, rounds=3, recentre_budget=0.1)
+def test_rounds_resolve_their_shares_and_are_charged():
+    """``None`` fields take the defaults of the number of rounds; the accountant is charged the
+    whole ε, the rounds included."""
+    assert AutoCenter().resolved() == AutoCenter(budget=0.2, radius_budget=0.1, rounds=1, recentre_budget=0.1)
+    assert AutoCenter(rounds=3, budget=0.1).resolved() == AutoCenter(budget=0.1, radius_budget=0.05, rounds=3,
+                                                                    recentre_budget=0.1)
     M = Sphere(2)
     _, X = cluster(M, 400)
     acc = PrivacyAccountant(3.0)
-    private_frechet_mean(X, M, center="auto", radius="auto", epsilon=2.0, accountant=acc)
-    assert acc.spent()[0] == pytest.approx(2.0)
+    rel = private_frechet_mean(X, M, center=AutoCenter(rounds=2), radius="auto", epsilon=2.0, accountant=acc)
+    assert len(rel.certificate.center_selection.stages) == 5 and acc.spent()[0] == pytest.approx(2.0)
 
 
 def test_seeded_release_reproducible():

@@ -451,10 +451,9 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
         kind = "Gaussian, with delta" if gaussian else "K-norm, pure ε"
         ratios = ", ".join(f"{e.ratio(k * e.centre_error):.2g}× at s = {k * e.centre_error:.3g}" for k in (0.25, 1.0, 4.0))
         fallback = "; small n·ε: a public fallback radius" if not e.reliable else ""
-        fallback += "; then a re-centring round, which makes the final centre better than E1" if e.rounds > 1 else ""
         lines.append(f"center='auto' ({kind} first stage in D = {e.dimension} with {e.centre_share:g} of ε{fallback}): the "
                      f"private centre errs about E1 = {e.centre_error:.3g}. The release, with {e.release_share:g} of ε, "
                      f"then errs about √(E1² + s²)/({e.release_share:g}·s) times a release in a ball of radius s around "
                      f"the true centre, for records of spread s (0.9-quantile distance to their mean): {ratios}. "
-                     "E1 falls like 1/(n·ε).")
+                     "E1 falls like 1/(n·ε); where E1 is larger than s, AutoCenter(rounds=2) adds a re-centring round.")
     return "\n".join(lines)

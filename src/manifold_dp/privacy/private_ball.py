@@ -63,7 +63,6 @@ SMALLER_RADIUS_TILT = 2.0  # nats between the smallest and the largest candidate
 RELIABILITY_MARGIN = 3.0  # ln(1/0.05): a radius below every record with probability ≲ 5 %
 UNSUPPORTED_MECHANISMS = ("riemannian_gaussian",)  # its charge depends on Δ's curvature profile at the centre
 ROUND_THEOREM = "ℓ2 K-norm mechanism (Hardt & Talwar 2010): density ∝ exp(−‖z − T‖/σ), σ = 2R/(nε)"
-ROUND_RULE = 0.25  # a re-centring round where its noise is at most a quarter of its radius (benchmarks/private_ball.py)
 DEFAULT_SHARES: dict[int, dict[str, float]] = {  # rounds → shares (docs/private_ball.md, "Why these shares")
     1: {"budget": 0.2, "radius_budget": 0.1, "recentre_budget": 0.1},
     2: {"budget": 0.15, "radius_budget": 0.05, "recentre_budget": 0.1},
@@ -75,10 +74,10 @@ EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base
 class AutoCenter:
     """How ``center="auto"`` builds the private ball (``center="auto"`` is ``AutoCenter()``).
 
-    Every ``None`` is resolved from public values before the data are read (``resolved``): one
-    round with shares 0.2 (centre) / 0.1 (radius), or, where a re-centring round pays for itself
-    (``ROUND_RULE``), two rounds with 0.15 / 0.05 per radius / 0.1 for the round. The release
-    gets the rest of ε.
+    Every ``None`` is resolved before the data are read (``resolved``): one round with shares 0.2
+    (centre) / 0.1 (radius); with ``rounds ≥ 2``, 0.15 / 0.05 per radius / 0.1 per re-centring
+    round. The release gets the rest of ε. A round pays where the first stage's error (``manifold-dp
+    plan`` prints it) is larger than the data's spread; measured in docs/private_ball.md.
 
     Parameters
     ----------
@@ -88,8 +87,8 @@ class AutoCenter:
         Share of ε for each private radius (with ``radius="auto"``; ``AutoRadius.budget`` does not
         apply here, its ``quantile`` and ``grid`` do).
     rounds : int or None
-        Private radii; each but the last is followed by a re-centring round at that radius: the
-        K-norm mean of the clipped logs at the current centre (``ball_refine``).
+        Private radii (default 1); each but the last is followed by a re-centring round at that
+        radius: the K-norm mean of the clipped logs at the current centre (``ball_refine``).
     recentre_budget : float or None
         Share of ε for each re-centring round (``rounds ≥ 2``).
     bound : float or None
@@ -119,17 +118,10 @@ class AutoCenter:
         if self.bound is not None and (not _is_real(self.bound) or not 0.0 < self.bound < math.inf):
             raise ValueError(f"AutoCenter.bound must be a finite number > 0 or None, got {self.bound!r}")
 
-    def resolved(self, manifold: Manifold, n: int, epsilon: float, quantile: float | None, grid_size: int) -> AutoCenter:
-        """Every ``None`` filled in from public values (``n``, ε, the manifold's dimension, the
-        radius selection's quantile and grid size; ``quantile=None``: the radius is given). Two
-        rounds where the round's K-norm noise ``dim·2R/(n·ε_t)`` is at most ``ROUND_RULE`` of its
-        radius ``R`` and a radius share of 0.05 can still tell the data's scale (``radius_is_reliable``)."""
-        rounds = self.rounds
-        if rounds is None:
-            two = DEFAULT_SHARES[2]
-            worth = 2.0 * manifold.dim <= ROUND_RULE * n * epsilon * two["recentre_budget"]  # dim·2R/(n·ε_t) ≤ R/4
-            readable = quantile is not None and radius_is_reliable(two["radius_budget"] * epsilon, n, quantile, grid_size)
-            rounds = 2 if worth and readable else 1
+    def resolved(self) -> AutoCenter:
+        """Every ``None`` filled in: one round unless asked, and the default shares of that many
+        rounds (``DEFAULT_SHARES``)."""
+        rounds = 1 if self.rounds is None else self.rounds
         shares = DEFAULT_SHARES[min(rounds, 2)]
         return dataclasses.replace(self, rounds=rounds, **{k: v if getattr(self, k) is None else getattr(self, k)
                                                            for k, v in shares.items()})
@@ -245,7 +237,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     gaussian = p["delta"] is not None and mechanism in rel.GAUSSIAN_MECHANISMS
     delta_first = 0.5 * p["delta"] if gaussian else 0.0
     p_final = dict(p, delta=(p["delta"] - delta_first) if gaussian else p["delta"], center=fs_probe.reference)
-    ac = ac.resolved(manifold, n, eps, quantile, len(grid))  # rounds and shares: public values only
+    ac = ac.resolved()  # rounds and shares: public values only
     # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3 + the base measure's tilt
     reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * eps, n, cast(float, quantile),
                                                           len(grid))
@@ -301,7 +293,6 @@ class AutoBallExpectation:
     noise: str
     dimension: int
     centre_error: float
-    rounds: int
 
     def ratio(self, spread: float) -> float:
         """The release's expected error over that of a ball around the true centre with radius
@@ -313,19 +304,16 @@ class AutoBallExpectation:
 
 def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
                        gaussian: bool = False) -> AutoBallExpectation:
-    """``AutoBallExpectation`` from public values: the rounds and shares ``AutoCenter()`` resolves
-    to (with the default 32-candidate grid and ``q = 0.9``), the small-``n·ε`` decision and the
-    first stage's expected error (``FirstStage.expected_error``; a re-centring round, where there
-    is one, makes the final centre better than that). ``gaussian``: the release is a Gaussian
+    """``AutoBallExpectation`` of ``AutoCenter()`` from public values: the shares (with the
+    small-``n·ε`` decision of the default 32-candidate grid and ``q = 0.9``) and the first stage's
+    expected error (``FirstStage.expected_error``). ``gaussian``: the release is a Gaussian
     mechanism with ``delta``, so the first stage is Gaussian too."""
-    q = 0.9
-    ac = AutoCenter().resolved(manifold, n, epsilon, q, BALL_GRID_POINTS)
+    q, ac = 0.9, AutoCenter().resolved()
     readable = radius_is_reliable(cast(float, ac.radius_budget) * epsilon, n, q, BALL_GRID_POINTS)
     centre, _radius, _recentre, release = _shares(ac, True, readable)
     delta_first = 0.5 * delta if gaussian and delta is not None else None
     stage = first_stage(manifold, n, centre * epsilon, delta_first)
-    return AutoBallExpectation(centre, release, readable, stage.noise, stage.dimension, stage.expected_error,
-                               cast(int, ac.rounds))
+    return AutoBallExpectation(centre, release, readable, stage.noise, stage.dimension, stage.expected_error)
 
 
 def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
