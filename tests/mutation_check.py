@@ -258,6 +258,9 @@ MUTATIONS = {
                                "center='auto': a re-centring round's K-norm scale halved"),
     "ball-round-drop-2": ("privacy/ball_refine.py", "    return 2.0 * float(radius) / int(n)\n",
                           "    return float(radius) / int(n)\n", "center='auto': a round's sensitivity R/n instead of 2R/n"),
+    "spd-membership-unscaled": ("manifolds/spd.py", "(_positive_definite(sym(_unit_scaled(x))), ",
+                                "(_positive_definite(sym(x)), ",
+                                "SPD membership decomposes records unscaled (−1e308·I makes eigvalsh raise for one neighbour)"),
     "ball-round-not-charged": ("privacy/private_ball.py", "        events += [pure_dp_event(s * eps) for s in recentre_shares]",
                                "        events += []", "center='auto': the re-centring rounds left out of the charge"),
 }

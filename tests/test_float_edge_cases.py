@@ -116,3 +116,22 @@ def test_sphere_radius_outside_the_supported_range_is_refused_by_name(R):
     with pytest.raises(ValueError, match=r"radius must be in \[2\^-500, 2\^500\]"):
         Sphere(2, radius=R)
     assert Sphere(2, radius=2.0**500).radius == 2.0**500 and Sphere(2, radius=2.0**-500).radius == 2.0**-500
+
+
+def test_spd_membership_never_raises_on_finite_extremes():
+    """``belongs`` (which the private ball, ``strict`` and the distances read records through) on
+    finite matrices LAPACK's ``eigvalsh`` does not converge on unscaled: ``−1e308·I``, ``−maxfloat``
+    everywhere, ``1e308`` off the diagonal, entries spanning ``5e-324…1e308`` (random, 20 000). A
+    raise would fail a whole release for one neighbour."""
+    from manifold_dp import SPDAffineInvariant
+
+    rng = np.random.default_rng(0)
+    for k in (2, 3, 5, 8):
+        M = SPDAffineInvariant(k)
+        fixed = np.stack([-1e308 * np.eye(k), np.full((k, k), -np.finfo(float).max), np.eye(k) + 1e308 * (1 - np.eye(k)),
+                          np.eye(k), 1e-300 * np.eye(k)])
+        a = rng.choice([-1.0, 1.0], size=(5000, k, k)) * np.power(10.0, rng.integers(-324, 309, size=(5000, k, k)))
+        a = np.triu(a) + np.swapaxes(np.triu(a, 1), -1, -2)
+        with np.errstate(all="ignore"):
+            ok = M.belongs(np.concatenate([fixed, a]))
+        assert ok[:5].tolist() == [False, False, False, True, True]

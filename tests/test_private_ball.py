@@ -389,15 +389,21 @@ def test_small_n_fallback_when_every_ball_is_mostly_noise():
 
 @pytest.mark.parametrize("cls", [SPDAffineInvariant, SPDLogEuclidean])
 @pytest.mark.parametrize("kwargs", [{"center": "auto"}, {"center": "auto", "radius": 0.5}, {"center": "origin", "radius": "auto"}])
-@pytest.mark.parametrize("extreme", ["full", "scaled identity", "breaker"])
+@pytest.mark.parametrize("extreme", ["full", "scaled identity", "breaker", "negative identity", "negative full",
+                                     "huge off-diagonal", "asymmetric breaker"])
 def test_an_extreme_spd_record_is_replaced_not_fatal(cls, kwargs, extreme):
-    """A record of 1e308 entries (or 1e308·I, or entries spanning 1e-302…1e305) made LAPACK raise in the
-    private ball's first stage and in the radius selection's distances: a failure for that neighbour only."""
+    """A record of 1e308 entries (or ±1e308·I, −maxfloat entries, 1e308 off the diagonal, or entries
+    spanning 1e-302…1e305) made LAPACK raise in the private ball's first stage, in its check of the
+    records and in the radius selection's distances: a failure for that neighbour only."""
     M = cls(3)
     X = M.random_point(M.origin, 0.4, size=60, rng=1)
     Y = X.copy()
     Y[0] = {"full": np.full((3, 3), 1e308), "scaled identity": 1e308 * np.eye(3),
-            "breaker": np.array([[1e305, 1e-302, 3.0], [1e-302, 1e-300, 1e150], [3.0, 1e150, 2.0]])}[extreme]
+            "breaker": np.array([[1e305, 1e-302, 3.0], [1e-302, 1e-300, 1e150], [3.0, 1e150, 2.0]]),
+            "negative identity": -1e308 * np.eye(3), "negative full": np.full((3, 3), -np.finfo(float).max),
+            "huge off-diagonal": np.eye(3) + 1e308 * (1 - np.eye(3)),
+            "asymmetric breaker": np.array([[-5e-324, 1e-300, 8.99e307], [1e-300, -1e154, 1e-310], [8.99e307, 1e-310, 1e200]]),
+            }[extreme]
     center = M.origin if kwargs["center"] == "origin" else "auto"
     outcomes = []
     for data in (X, Y):
