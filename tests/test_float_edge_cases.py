@@ -135,3 +135,5 @@ def test_spd_membership_never_raises_on_finite_extremes():
         with np.errstate(all="ignore"):
             ok = M.belongs(np.concatenate([fixed, a]))
         assert ok[:5].tolist() == [False, False, False, True, True]
+    big = np.array([[1e308, 1e308, 0.0], [-1e308, 1e308, 0.0], [0.0, 0.0, 1e308]])
+    assert not SPDAffineInvariant(3).belongs(big)  # asymmetric: its norms overflowed unscaled

@@ -29,9 +29,6 @@ CITATION_CONNECTOMES = ("fMRI functional-network connectivity of 86 subjects (28
                         "Kaggle MLSP 2014 Schizophrenia Classification Challenge, as shipped in the geomstats 2.8.0 "
                         "wheel (MIT licence for the package; the data are under the challenge's terms, which state no "
                         "open licence), read from the wheel without importing it")
-CITATION_KARATE = ("Zachary's karate club (34 members, 78 friendships; W. W. Zachary, J. Anthropol. Res. 1977), as "
-                   "shipped in the geomstats 2.8.0 wheel, embedded in the hyperbolic plane by the Poincaré-embedding "
-                   "loss of Nickel & Kiela (NeurIPS 2017), here with Riemannian gradient steps on the hyperboloid")
 
 
 def geomstats_wheel(download: bool = True, timeout: float = 180) -> tuple[Path | None, str | None]:
@@ -94,10 +91,13 @@ def load_connectomes(size: int = 28) -> tuple[Any, str | None]:
 
 
 def load_karate_embedding(dim: int = 2, epochs: int = 400, step: float = 0.05, seed: int = 0) -> tuple[Any, str | None]:
-    """``((34, dim + 1)`` points of ``H^dim`` (hyperboloid), None)`` or ``(None, reason)``: the
-    karate club's friendship graph embedded by minimising, for every member ``u`` and friend ``v``,
-    ``ρ(u, v) + log Σ_{w ≠ u} e^(−ρ(u, w))`` (Nickel & Kiela 2017) with full-batch Riemannian
-    gradient steps (``exp_u(−step·grad)``) from points near ``e0``; deterministic for a seed."""
+    """``((34, dim + 1)`` points of ``H^dim`` (hyperboloid), None)`` or ``(None, reason)``: Zachary's
+    karate club (W. W. Zachary, J. Anthropol. Res. 1977; 34 members, 78 friendships, as shipped in
+    the geomstats 2.8.0 wheel), its friendship graph embedded by minimising, for every member ``u`` and friend ``v``,
+    ``ρ(u, v) + log Σ_{w ≠ u} e^(−ρ(u, w))`` (Nickel & Kiela 2017): each step moves every member
+    ``u`` along the Riemannian gradient of its own terms (``exp_u(−step·grad_u)``, the terms where
+    ``u`` is someone else's friend or neighbour left to that member), full batch, from points near
+    ``e0``; deterministic for a seed."""
     from ..manifolds import Hyperbolic
 
     text, reason = _read(KARATE)

@@ -205,7 +205,8 @@ class _SPD(Manifold):
         return (cls(3),)
 
     def _checks(self, x: Array, atol: float) -> Iterable[tuple[BoolArray, str]]:
-        return [self._symmetric(x, atol), (_positive_definite(sym(_unit_scaled(x))), "not positive definite")]
+        x = _unit_scaled(x)  # exact: the symmetry ratio and the eigenvalues' signs are unchanged
+        return [self._symmetric(x, atol), (_positive_definite(sym(x)), "not positive definite")]
 
     @staticmethod
     def _symmetric(x, atol):

@@ -455,5 +455,6 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
                      f"private centre errs about E1 = {e.centre_error:.3g}. The release, with {e.release_share:g} of ε, "
                      f"then errs about √(E1² + s²)/({e.release_share:g}·s) times a release in a ball of radius s around "
                      f"the true centre, for records of spread s (0.9-quantile distance to their mean): {ratios}. "
-                     "E1 falls like 1/(n·ε); where E1 is larger than s, AutoCenter(rounds=2) adds a re-centring round.")
+                     "E1 falls like 1/(n·ε) until it reaches the safe region's size; if you expect s < E1, ask for "
+                     "AutoCenter(rounds=2) (a re-centring round).")
     return "\n".join(lines)
