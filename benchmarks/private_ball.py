@@ -2,6 +2,7 @@
 
     python benchmarks/private_ball.py            # n ∈ {100, 300, 1000}, ε ∈ {0.5, 1, 2}, 6 spaces, 15 seeds
     python benchmarks/private_ball.py --quick    # n = 300, ε = 1, 5 seeds
+    python benchmarks/private_ball.py --figure docs/private_ball_ratio.png   # and the figure
     python benchmarks/private_ball.py --real     # the data sets that ship offline (experiments/_offline_data.py):
                                                  # world cities, fMRI connectomes, the karate club's hyperbolic embedding
 
@@ -131,7 +132,12 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--real", action="store_true", help="the offline data sets instead")
     ap.add_argument("--output", default=None)
+    ap.add_argument("--figure", default=None, help="also draw the ratios to this PNG (needs matplotlib)")
+    ap.add_argument("--from-table", default=None, help="draw --figure from a table this script wrote, without running")
     a = ap.parse_args(argv)
+    if a.from_table:
+        figure(_read_table(a.from_table), a.figure or "private_ball_ratio.png")
+        return 0
     if a.real:
         cases = [(name, eps, a.seeds or 15) for name in _real_sets() for eps in (a.eps or (0.5, 1.0, 2.0))]
         with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
@@ -149,12 +155,61 @@ def main(argv=None):
         lines = ["| space | n | ε | median error, center=\"auto\" | median error, oracle ball | ratio | ratio predicted "
                  "before the data (`plan`) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
         lines += [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} |" for r in rows]
+        if a.figure:
+            figure([(r[0], r[1], r[2], r[3] / r[4], r[5]) for r in rows], a.figure)
     text = "\n".join(lines)
     print(text)
     if a.output:
         with open(a.output, "w") as f:
             f.write(text + "\n")
     return 0
+
+
+def _read_table(path):
+    """``(space, n, ε, ratio, predicted)`` rows of a table this script wrote."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[1].isdigit():
+            rows.append((cells[0], int(cells[1]), float(cells[2]), float(cells[5]), float(cells[6])))
+    return rows
+
+
+def figure(rows, path):
+    """One panel per space: the ratio to the oracle against n (log-log), a line per ε, the plan's
+    prediction dashed, and the 2× target."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    spaces = list(dict.fromkeys(r[0] for r in rows))
+    fig, axes = plt.subplots(2, (len(spaces) + 1) // 2, figsize=(12, 6.5), sharex=True, sharey=True, squeeze=False)
+    colours = {0.5: "#0072B2", 1.0: "#D55E00", 2.0: "#009E73"}
+    for ax, space in zip(axes.flat, spaces):
+        for eps in sorted({r[2] for r in rows if r[0] == space}):
+            pts = sorted((r[1], r[3], r[4]) for r in rows if r[0] == space and r[2] == eps)
+            n, ratio, predicted = zip(*pts)
+            colour = colours.get(eps, "k")
+            ax.plot(n, ratio, "o-", color=colour, label=f"measured, ε = {eps:g}")
+            ax.plot(n, predicted, "--", color=colour, alpha=0.6, label=f"plan's prediction, ε = {eps:g}")
+        ax.axhline(2.0, color="k", lw=0.8)
+        ax.set(xscale="log", yscale="log", title=space)
+        ax.set_xticks([100, 300, 1000], ["100", "300", "1000"])
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("median error / oracle ball's")
+    for ax in axes[-1]:
+        ax.set_xlabel("n")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles + [plt.Line2D([], [], color="k", lw=0.8)], labels + ["2× (the target)"], loc="lower center",
+               ncol=4, frameon=False)
+    fig.suptitle('center="auto", radius="auto" against an oracle ball (true centre, 0.9-quantile radius), pure ε')
+    fig.tight_layout(rect=(0, 0.08, 1, 0.96))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
