@@ -45,7 +45,7 @@ from .measurements import gaussian_scale, pure_scale
 
 _T = TypeVar("_T")
 
-__all__ = ["FirstStage", "first_stage", "l2_laplace_noise", "SPD_LOG_EIGENVALUE_BOUND", "HYPERBOLIC_BOUND",
+__all__ = ["FirstStage", "first_stage", "l2_laplace_noise", "snapped", "SPD_LOG_EIGENVALUE_BOUND", "HYPERBOLIC_BOUND",
            "EUCLIDEAN_BOUND"]
 
 SPD_LOG_EIGENVALUE_BOUND = 5.0  # b: eigenvalues in [e^-5, e^5] ≈ [0.0067, 148]; B = b·√k
@@ -62,6 +62,14 @@ def l2_laplace_noise(dimension: int, scale: float, rng: np.random.Generator) -> 
     norm = np.linalg.norm(g)
     g = g / norm if norm > 0 else np.eye(dimension)[0]
     return g * rng.gamma(dimension, scale)
+
+
+def snapped(statistic: FloatArray, noise: FloatArray, scale: float) -> FloatArray:
+    """``statistic + noise`` rounded to the public grid ``2^⌈log₂(2^−20·scale)⌉`` (float low-order
+    bits, Mironov 2012): the output of the first stage and of a re-centring round."""
+    grid = 2.0 ** math.ceil(math.log2(scale * FIRST_STAGE_GRID))
+    out: FloatArray = np.round((statistic + noise) / grid) * grid
+    return out
 
 
 def _clip_rows(v: FloatArray, bound: float) -> FloatArray:
@@ -310,8 +318,7 @@ class FirstStage:
         """``T + noise``, snapped to the public grid ``2^-20·σ`` (the mechanism's output)."""
         D = self.dimension
         noise = (rng.normal(0.0, self.scale, D) if self.noise == "gaussian" else l2_laplace_noise(D, self.scale, rng))
-        grid = 2.0 ** math.ceil(math.log2(self.scale * FIRST_STAGE_GRID))
-        return np.round((statistic + noise) / grid) * grid
+        return snapped(statistic, noise, self.scale)
 
     @property
     def expected_noise_norm(self) -> float:

@@ -19,14 +19,13 @@ optimisation. Proof and measurements: docs/private_ball.md.
 
 from __future__ import annotations
 
-import math
 from typing import cast
 
 import numpy as np
 
 from .._typing import Array, FloatArray
 from ..manifolds.base import Manifold
-from .ball_first_stage import FIRST_STAGE_BLOCK, FIRST_STAGE_GRID, l2_laplace_noise
+from .ball_first_stage import FIRST_STAGE_BLOCK, _clip_rows, l2_laplace_noise, snapped
 from .measurements import pure_scale
 
 __all__ = ["ROUND_GRAIN", "round_sensitivity", "round_scale", "clipped_log_mean", "noisy_statistic", "tangent_round"]
@@ -53,9 +52,7 @@ def clipped_log_mean(manifold: Manifold, X: object, center: Array, radius: float
         with np.errstate(all="ignore"):
             block = points[start:start + FIRST_STAGE_BLOCK]
             rows = np.asarray(manifold.to_tangent_coordinates(center, manifold.log(center, block)), float)
-            rows = np.where(np.all(np.isfinite(rows), axis=-1, keepdims=True), rows, 0.0)  # 0 keeps the bound
-            norms = np.sqrt(np.sum(rows * rows, axis=-1, keepdims=True))
-            rows = rows * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+            rows = _clip_rows(np.where(np.all(np.isfinite(rows), axis=-1, keepdims=True), rows, 0.0), bound)  # 0 keeps it
         total += np.sum(rows, axis=0)
     return total / n
 
@@ -68,9 +65,7 @@ def round_scale(n: int, radius: float, epsilon: float) -> float:
 def noisy_statistic(statistic: FloatArray, sigma: float, rng: np.random.Generator) -> FloatArray:
     """``T + noise`` (the ℓ2 K-norm law of scale ``σ``), snapped to the grid ``2^⌈log₂(2^−20 σ)⌉``:
     the round's mechanism output."""
-    grid = 2.0 ** math.ceil(math.log2(sigma * FIRST_STAGE_GRID))
-    out: FloatArray = np.round((statistic + l2_laplace_noise(statistic.size, sigma, rng)) / grid) * grid
-    return out
+    return snapped(statistic, l2_laplace_noise(statistic.size, sigma, rng), sigma)
 
 
 def tangent_round(manifold: Manifold, X: object, center: Array, radius: float, n: int, epsilon: float,
