@@ -49,7 +49,7 @@ def blas_setting():
     try:
         import numba
 
-        from manifold_dp.manifolds.sphere_kernels import kernels
+        from manifold_dp.manifolds.kernels.sphere_kernels import kernels
 
         jit = f"S² passes compiled (numba {numba.__version__})" if kernels() is not None else "S² passes in numpy"
     except ImportError:

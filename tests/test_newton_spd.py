@@ -31,7 +31,8 @@ import numpy as np
 import pytest
 
 from manifold_dp import SPDAffineInvariant
-from manifold_dp.manifolds.matrix import FLUSH, eig_apply, expm_sym, flush_tiny, logm_band, logm_band_plan, sqrtm_spd, sym
+from manifold_dp.manifolds.kernels.matrix_log import FLUSH, flush_tiny, logm_band, logm_band_plan
+from manifold_dp.manifolds.matrix import eig_apply, expm_sym, sqrtm_spd, sym
 from manifold_dp.manifolds.spd import LOG_BAND_COARSE, _log_band
 from manifold_dp.privacy.release import prepare_records
 

@@ -1,4 +1,4 @@
-"""The 2-sphere's compiled passes (``manifolds.sphere_kernels``, numba) against the numpy passes
+"""The 2-sphere's compiled passes (``manifolds.kernels.sphere_kernels``, numba) against the numpy passes
 they replace (the numpy path is forced by making ``kernels()`` return ``None``).
 
 (1) Record preparation: the same flags, and the same records to rounding, on hostile records
@@ -22,7 +22,7 @@ import pytest
 
 from manifold_dp import Sphere
 from manifold_dp.manifolds import sphere as sphere_module
-from manifold_dp.manifolds import sphere_kernels
+from manifold_dp.manifolds.kernels import sphere_kernels
 from manifold_dp.manifolds.sphere import COMPILED_MIN_RECORDS as THRESHOLD  # before the fixture lowers it
 from manifold_dp.manifolds.sphere import SERIES_DEGREES
 from manifold_dp.privacy.release import prepare_records
@@ -148,7 +148,7 @@ def test_certified_mean_of_a_release_agrees_between_the_paths(r, numpy_path):
 
 
 def test_disabled_or_missing_numba_falls_back_and_import_never_loads_it():
-    code = ("import sys, manifold_dp; from manifold_dp.manifolds import sphere_kernels as k; "
+    code = ("import sys, manifold_dp; from manifold_dp.manifolds.kernels import sphere_kernels as k; "
             "print(sys.modules.get('numba') is not None, k.kernels() is None)")
     env = dict(os.environ, MANIFOLD_DP_JIT="0")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

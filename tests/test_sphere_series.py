@@ -1,4 +1,4 @@
-"""The sphere's Newton passes by power series (``manifolds.angle_series``; docs/theory.md §2).
+"""The sphere's Newton passes by power series (``manifolds.kernels.angle_series``; docs/theory.md §2).
 
 (1) The degree-``K`` sums of ``θ/sin θ`` and ``β = (1 − θ cot θ)/sin²θ`` in ``z = sin²(θ/2)`` fall
     short of the functions, computed here from ``θ`` with ``math`` (not from the series), by at
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from manifold_dp import Sphere, frechet_mean
-from manifold_dp.manifolds import angle_series
+from manifold_dp.manifolds.kernels import angle_series
 from manifold_dp.privacy.release import prepare_records
 
 EPS = np.finfo(float).eps
@@ -133,7 +133,7 @@ def test_no_subnormal_arithmetic_in_a_series_pass(monkeypatch):
     """The numpy pass, whose float exceptions numpy reports (the compiled pass, which reports none,
     computes the same values to rounding: tests/test_sphere_kernels.py; a normal number ≥ 2⁻⁶⁰⁰
     does not become subnormal by a rounding)."""
-    from manifold_dp.manifolds import sphere_kernels
+    from manifold_dp.manifolds.kernels import sphere_kernels
 
     monkeypatch.setattr(sphere_kernels, "kernels", lambda: None)
     S, r = Sphere(2), np.pi / 8

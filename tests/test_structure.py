@@ -6,6 +6,10 @@
   module divides by ``epsilon``/``eps`` or calls a Gaussian calibration.
 - The registry drives the shared property suite (test_contract_manifolds.py, where each space's
   declared capabilities are checked) and the CLI.
+- A manifold is layered: the geometry (``manifolds/geometry.py``) imports no other layer; privacy
+  capabilities, the float64 model and the record passes (``manifolds/kernels/``) each define their
+  own members, and ``base.Manifold`` only joins them; outside ``manifolds/`` nothing imports the
+  speed kernels (they are reached through the manifold's hooks).
 """
 
 import ast
@@ -13,6 +17,11 @@ from pathlib import Path
 
 import manifold_dp
 from manifold_dp.manifolds import REGISTRY
+from manifold_dp.manifolds.base import Manifold
+from manifold_dp.manifolds.capabilities import PrivacyCapabilities
+from manifold_dp.manifolds.float_model import Float64Model
+from manifold_dp.manifolds.geometry import Geometry, ManifoldGeometry
+from manifold_dp.manifolds.kernels.passes import RecordPasses
 
 SRC = Path(manifold_dp.__file__).parent
 MANIFOLD_CLASSES = {cls.__name__ for cls in REGISTRY.values()} | {"Manifold", "_SPD"}
@@ -53,4 +62,49 @@ def test_only_the_measurement_constructors_turn_epsilon_into_a_scale():
                 offences.append(f"{rel}:{node.lineno} divides by epsilon")
             if isinstance(node, ast.Call) and _names(node.func) & {"analytic_gaussian_sigma", "classical_gaussian_sigma"}:
                 offences.append(f"{rel}:{node.lineno} calls a Gaussian calibration")
+    assert offences == []
+
+
+def _imports(tree):
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found.add("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_geometry_layer_imports_no_other_layer():
+    tree = ast.parse((SRC / "manifolds" / "geometry.py").read_text())
+    allowed = {"__future__", "collections.abc", "typing", "numpy", "numpy.typing", ".._random", ".._typing",
+               ".kernels.arrays"}
+    assert _imports(tree) <= allowed
+
+
+def test_each_layer_defines_its_own_members_and_the_base_only_joins_them():
+    layers = (ManifoldGeometry, PrivacyCapabilities, Float64Model, RecordPasses)
+    owners = {}
+    for layer in layers:
+        for name in vars(layer):
+            if not (name.startswith("__") and name.endswith("__")):
+                owners.setdefault(name, []).append(layer.__name__)
+    assert {name: where for name, where in owners.items() if len(where) > 1} == {}
+    assert Manifold.__mro__[1:5] == (PrivacyCapabilities, Float64Model, RecordPasses, ManifoldGeometry)
+    glue = {name for name in vars(Manifold) if not (name.startswith("__") and name.endswith("__"))}
+    assert glue == {"validate_point"}
+
+
+def test_every_registered_space_implements_the_geometry_protocol():
+    for cls in REGISTRY.values():
+        for m in cls.examples():
+            assert isinstance(m, Geometry), m
+
+
+def test_speed_kernels_are_reached_only_through_the_manifolds():
+    offences = []
+    for rel, tree in _modules():
+        if rel.startswith("manifolds/"):
+            continue
+        offences += [f"{rel} imports {name}" for name in _imports(tree) if "kernels" in name.split(".")]
     assert offences == []

@@ -21,17 +21,16 @@ from numpy.typing import ArrayLike
 from .._random import RngLike, as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
 from .._typing import Array, BoolArray, FloatArray
-from .base import POINT_ATOL, Manifold, NewtonConstants, _clip_scale, finite_rows, select
+from .base import POINT_ATOL, Manifold, NewtonConstants, finite_rows, select
 from .euclidean import _check_dim
+from .kernels.arrays import clip_scale as _clip_scale
+from .kernels.matrix_log import flush_tiny, logm_band, logm_band_plan
 from .matrix import (
     eig_apply,
     eig_weighted_sum,
     expm_sym,
-    flush_tiny,
     funm_sym,
     invvecd,
-    logm_band,
-    logm_band_plan,
     logm_spd,
     sqrtm_spd,
     sym,

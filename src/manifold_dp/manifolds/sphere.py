@@ -12,9 +12,9 @@ from numpy.typing import ArrayLike
 
 from .._random import RngLike, as_generator
 from .._typing import Array, BoolArray, FloatArray
-from . import angle_series, sphere_kernels
 from .base import POINT_ATOL, Manifold, NewtonConstants, sn_over
 from .euclidean import _check_dim
+from .kernels import angle_series, sphere_kernels
 
 __all__ = ["Sphere"]
 

@@ -21,7 +21,7 @@ from functools import cache
 
 import numpy as np
 
-from .._typing import FloatArray
+from ..._typing import FloatArray
 
 __all__ = ["MAX_DEGREE", "coefficients", "tails", "evaluate"]
 
