@@ -9,6 +9,7 @@ from .base import Manifold
 from .euclidean import Euclidean
 from .hyperbolic import Hyperbolic
 from .kendall import KendallShape2D
+from .so3 import SO3
 from .spd import SPDAffineInvariant, SPDLogEuclidean
 from .sphere import Sphere
 
@@ -19,7 +20,8 @@ REGISTRY: dict[str, type[Manifold]] = {
     "spd-ai": SPDAffineInvariant,
     "spd-le": SPDLogEuclidean,
     "kendall2d": KendallShape2D,
+    "so3": SO3,
 }
 
 __all__ = ["Manifold", "REGISTRY", "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean",
-           "KendallShape2D"]
+           "KendallShape2D", "SO3"]
