@@ -9,6 +9,8 @@ space         ``φ(x)`` (in ``R^D``, an isometric coordinate system)          ``
 sphere S^d    the point itself, a vector of norm ``R`` in ``R^(d+1)``         ``2R/n``
 Kendall       ``w w*``, ``w = H z`` (Helmert ``H``, ``z`` the unit pre-shape),  ``√2/n``
               a Hermitian ``(k−1)×(k−1)`` matrix as ``R^((k−1)²)``
+SO(3)         ``q qᵀ`` (``q`` a unit quaternion of the rotation; ``±q`` alike),  ``√2/n``
+              a symmetric ``4×4`` matrix as ``R^10`` (``vecd``)
 SPD (both)    ``log x`` clipped to the Frobenius ball of radius ``B = b√k``    ``2B/n``
               (``vecd``: ``Sym(k)`` as ``R^(k(k+1)/2)``)
 hyperbolic    ``log_e0(x)`` (spatial part) clipped to the norm ball ``B``      ``2B/n``
@@ -20,7 +22,7 @@ Records that are non-finite or not on the manifold are replaced by the public ``
 mechanism (density ``∝ exp(−‖z‖/σ)``, ``σ = Δ/ε``: radius ``Gamma(D, σ)``, uniform direction;
 Hardt & Talwar 2010), ε-DP; or, given ``δ``, the Gaussian mechanism (Balle & Wang 2018). The
 noisy vector is snapped to a public grid ``2^-20·σ`` (float bits, Mironov 2012) and mapped to a
-point (post-processing): normalised (sphere; ``0`` → origin), top eigenvector (Kendall), ``exp``
+point (post-processing): normalised (sphere; ``0`` → origin), top eigenvector (Kendall, SO(3)), ``exp``
 of the log mean with its eigenvalues clamped to ``[−b, b]`` (SPD), ``exp_e0`` of the mean clamped
 to the ball ``B`` (hyperbolic, Euclidean). The point always lies in the stage's public *safe
 region* (``reference``: a worst-case point of it, for the public checks of later stages).
@@ -37,7 +39,7 @@ from numpy.typing import ArrayLike
 from scipy.linalg import helmert
 
 from .._typing import Array, FloatArray
-from ..manifolds import Euclidean, Hyperbolic, KendallShape2D, Sphere
+from ..manifolds import SO3, Euclidean, Hyperbolic, KendallShape2D, Sphere
 from ..manifolds.base import Manifold
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
 from ..manifolds.spd import _SPD
@@ -168,6 +170,40 @@ class _KendallStage:
         return math.atan(noise / math.sqrt(m.k_landmarks - 1))
 
 
+class _RotationStage:
+    title = "dominant eigenvector of (1/n)Σ q_i q_iᵀ (q_i unit quaternions of the rotations)"
+    bound_name = None
+    shrinks = False  # only the top eigenvector is used
+
+    def dimension(self, m: SO3) -> int:
+        return 10
+
+    def sensitivity(self, m: SO3, n: int, bound: float | None) -> float:
+        return math.sqrt(2.0) / n
+
+    def rule(self, m: SO3, bound: float | None) -> str:
+        return "Δ = √2/n: ‖qqᵀ − ppᵀ‖_F² = 2 − 2⟨q, p⟩² ≤ 2 for unit q, p"
+
+    def rows(self, m: SO3, points: ArrayLike, bound: float | None) -> FloatArray:
+        q = np.asarray(points, float)
+        return vecd(q[:, :, None] * q[:, None, :])
+
+    def to_point(self, m: SO3, z: FloatArray, bound: float | None) -> Array:
+        return m.project(np.linalg.eigh(invvecd(z, 4))[1][:, -1])
+
+    def clamp(self, m: SO3, x: Array, bound: float | None) -> Array:
+        return x
+
+    def reference(self, m: SO3, bound: float | None) -> Array:
+        return m.origin
+
+    def diameter(self, m: SO3, bound: float | None) -> float:
+        return math.inf  # the radius is capped by r* instead
+
+    def expected_error(self, m: SO3, noise: float) -> float:
+        return 2.0 * math.atan(noise * math.sqrt(3.0 / 20.0))
+
+
 class _SPDStage:
     title = "mean of the matrix logarithms clipped to the Frobenius ball ‖log x‖_F ≤ B = b·√k"
     bound_name = "b (|log λ| ≤ b for the centre's eigenvalues; records' logs clipped to B = b√k)"
@@ -268,8 +304,8 @@ class _FlatBallStage:
         return noise
 
 
-STAGES: dict[type[Manifold], Any] = {Sphere: _SphereStage(), KendallShape2D: _KendallStage(), _SPD: _SPDStage(),
-          Hyperbolic: _FlatBallStage(True), Euclidean: _FlatBallStage(False)}
+STAGES: dict[type[Manifold], Any] = {Sphere: _SphereStage(), KendallShape2D: _KendallStage(), SO3: _RotationStage(),
+          _SPD: _SPDStage(), Hyperbolic: _FlatBallStage(True), Euclidean: _FlatBallStage(False)}
 DEFAULT_BOUNDS: dict[type[Manifold], float] = {_SPD: SPD_LOG_EIGENVALUE_BOUND, Hyperbolic: HYPERBOLIC_BOUND,
                                                Euclidean: EUCLIDEAN_BOUND}
 
@@ -333,7 +369,8 @@ class FirstStage:
         (a planning aid, ``manifold-dp plan``): the noise norm ``N = expected_noise_norm`` carried
         to the point — sphere of radius ``R``: the angle ``atan(N/R)`` of a unit-length mean, times
         ``R``; Kendall shapes: the rotation ``atan(N/√(k−1))`` of the top eigenvector of a rank-one
-        mean (first-order perturbation, ``‖E u‖ ≈ N/√(k−1)`` for isotropic noise); flat charts
+        mean (first-order perturbation, ``‖E u‖ ≈ N/√(k−1)`` for isotropic noise); SO(3): twice the
+        turn ``atan(N√(3/20))`` of the top eigenvector of ``qqᵀ + E`` (``ρ = 2α``); flat charts
         (SPD, hyperbolic, Euclidean): ``N`` itself, the error in the chart at the origin (larger far
         from the origin, where ``exp`` stretches the chart, and before the shrinkage), at most the
         safe region's diameter."""
@@ -377,7 +414,7 @@ class FirstStage:
 
     @property
     def diameter(self) -> float:
-        """How far apart two points of the safe region can be (``inf`` on the sphere and Kendall shapes)."""
+        """How far apart two points of the safe region can be (``inf`` on the sphere, Kendall shapes, SO(3))."""
         return float(self._stage.diameter(self.manifold, self.bound))
 
     @property
@@ -395,7 +432,7 @@ def first_stage(manifold: Manifold, n: int, epsilon: float, delta: float | None 
                 calibration: str = "analytic") -> FirstStage:
     """Calibrate the first stage from public values: ``delta`` given → Gaussian noise, else the
     ℓ2 K-norm mechanism. ``bound`` (SPD: ``b``; hyperbolic, Euclidean: ``B``) defaults to the
-    documented public defaults; it is ignored (``None``) on the sphere and Kendall shapes."""
+    documented public defaults; it is ignored (``None``) on the sphere, Kendall shapes and SO(3)."""
     stage = _lookup(STAGES, manifold)
     if stage is None:
         raise ValueError(f"center='auto' has no first stage for {manifold!r}")
