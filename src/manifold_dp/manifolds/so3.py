@@ -21,7 +21,8 @@ from .._random import RngLike, as_generator
 from .._typing import Array, BoolArray, FloatArray
 from .base import POINT_ATOL, Manifold, finite_rows, select, sn_over
 
-__all__ = ["SO3", "quaternion_multiply", "quaternion_to_matrix", "matrix_to_quaternion"]
+__all__ = ["SO3", "quaternion_multiply", "quaternion_to_matrix", "matrix_to_quaternion", "nearest_quaternion",
+           "canonical_sign"]
 
 LAYOUTS = ("quaternion", "matrix")
 _CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])
@@ -48,22 +49,30 @@ def quaternion_to_matrix(q: ArrayLike) -> FloatArray:
     return np.stack([np.stack(row, axis=-1) for row in rows], axis=-2)
 
 
-def matrix_to_quaternion(R: ArrayLike, atol: float = POINT_ATOL) -> FloatArray:
-    """Unit quaternions ``(..., 4)`` of rotation matrices ``(..., 3, 3)``: the top eigenvector of
-    ``K(R)``, which is ``(4qqᵀ − I)/3`` for a rotation (Bar-Itzhack 2000) — the same ``eigh`` for
-    every matrix, no branch on the trace. A matrix farther than ``atol·√3`` (Frobenius, relative
-    to ``‖I‖_F``) from the rotation found, e.g. a reflection, becomes a quaternion of norm 2,
-    which the point checks refuse; a non-finite one becomes NaN."""
-    R = np.asarray(R, float)
-    finite = finite_rows(R, 2)
-    R = select(finite[..., None, None], R, np.eye(3))  # eigh must not meet NaN or inf
-    r = [[R[..., i, j] for j in range(3)] for i in range(3)]
+def nearest_quaternion(M: ArrayLike) -> FloatArray:
+    """A unit quaternion ``(..., 4)`` of the rotation nearest each finite matrix ``M`` ``(..., 3, 3)``
+    in Frobenius norm, i.e. maximising ``tr(Mᵀ R(q)) = qᵀ K(M) q``: the top eigenvector of the
+    symmetric ``K(M)`` (Davenport's q-method), which is ``4qqᵀ − I`` for a rotation (Bar-Itzhack
+    2000). The same ``eigh`` for every matrix, no branch on the trace; the sign is ``eigh``'s."""
+    M = np.asarray(M, float)
+    r = [[M[..., i, j] for j in range(3)] for i in range(3)]
     K = np.stack([np.stack(row, axis=-1) for row in [
         [r[0][0] + r[1][1] + r[2][2], r[2][1] - r[1][2], r[0][2] - r[2][0], r[1][0] - r[0][1]],
         [r[2][1] - r[1][2], r[0][0] - r[1][1] - r[2][2], r[0][1] + r[1][0], r[0][2] + r[2][0]],
         [r[0][2] - r[2][0], r[0][1] + r[1][0], r[1][1] - r[0][0] - r[2][2], r[1][2] + r[2][1]],
-        [r[1][0] - r[0][1], r[0][2] + r[2][0], r[1][2] + r[2][1], r[2][2] - r[0][0] - r[1][1]]]], axis=-2) / 3.0
-    q = np.linalg.eigh(K)[1][..., -1]
+        [r[1][0] - r[0][1], r[0][2] + r[2][0], r[1][2] + r[2][1], r[2][2] - r[0][0] - r[1][1]]]], axis=-2)
+    return np.linalg.eigh(K)[1][..., -1]
+
+
+def matrix_to_quaternion(R: ArrayLike, atol: float = POINT_ATOL) -> FloatArray:
+    """Unit quaternions ``(..., 4)`` of rotation matrices ``(..., 3, 3)`` (``nearest_quaternion``).
+    A matrix farther than ``atol·√3`` (Frobenius, relative to ``‖I‖_F``) from the rotation found,
+    e.g. a reflection, becomes a quaternion of norm 2, which the point checks refuse; a
+    non-finite one becomes NaN."""
+    R = np.asarray(R, float)
+    finite = finite_rows(R, 2)
+    R = select(finite[..., None, None], R, np.eye(3))  # eigh must not meet NaN or inf
+    q = nearest_quaternion(R)
     off = np.linalg.norm(quaternion_to_matrix(q) - R, axis=(-2, -1)) > atol * np.sqrt(3.0)
     q = q * np.where(off, 2.0, 1.0)[..., None]
     return select(finite[..., None], q, np.nan)
@@ -89,7 +98,7 @@ class SO3(Manifold):
     ``‖v‖``, the Riemannian norm being ``2‖v‖``). Curvature ``1/4``, injectivity radius ``π``: a
     private release needs a radius below ``r* = π/2`` (docs/theory.md §3). Outputs carry the
     canonical sign (``canonical_sign``: first nonzero coordinate positive), a function of the
-    rotation alone.
+    rotation alone. The ambient embedding (extrinsic baselines) is ``q ↦ R(q) ∈ R^9``.
 
     Parameters
     ----------
@@ -194,7 +203,7 @@ class SO3(Manifold):
         g = as_generator(rng).standard_normal(self._out_shape(x, size) + (3,))
         return self.from_tangent_coordinates(x, g / np.linalg.norm(g, axis=-1, keepdims=True))
 
-    # -- capabilities: the canonical sign, rotation matrices, the extrinsic start ---------------
+    # -- capabilities: the canonical sign, rotation matrices as a user layout, the extrinsic start -
     user_point_shapes = property(lambda self: ((3, 3),) if self.layout == "matrix" else ())
 
     def canonical(self, center: ArrayLike, points: Array) -> Array:
@@ -212,6 +221,24 @@ class SO3(Manifold):
 
     def to_user(self, points: Array) -> Array:
         return quaternion_to_matrix(points) if self.layout == "matrix" else points
+
+    # -- capabilities: the embedding of rotation matrices in R^9 (extrinsic baselines) -----------
+    ambient_dim = 9
+
+    def to_ambient(self, x: ArrayLike) -> FloatArray:
+        """``R(q)`` as a row of 9 numbers (Frobenius → Euclidean)."""
+        R = quaternion_to_matrix(x)
+        return R.reshape(R.shape[:-2] + (9,))
+
+    def from_ambient(self, z: ArrayLike, floor: float | None = None) -> Array:
+        """The rotation nearest the ``3×3`` matrix ``z`` (``nearest_quaternion``)."""
+        z = np.asarray(z, float)
+        return self.project(nearest_quaternion(z.reshape(z.shape[:-1] + (3, 3))))
+
+    def ambient_radius(self, center: ArrayLike, radius: float) -> float:
+        """The chord ``‖R(p) − R(q)‖_F = 2√2 sin(ρ/2)``, increasing on ``[0, π]``: ``B_r(center)``
+        lies in the Euclidean ball of radius ``2√2 sin(r/2)`` about ``R(center)``."""
+        return float(2.0 * np.sqrt(2.0) * np.sin(min(radius, np.pi) / 2.0))
 
     def mean_start_stats(self, block: ArrayLike, weights: Array) -> Any:
         block = np.asarray(block, float)
