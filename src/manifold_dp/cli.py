@@ -42,10 +42,11 @@ from ._validation import check_delta, check_epsilon, check_positive, check_radiu
 from .manifolds import REGISTRY
 from .manifolds.base import Manifold
 from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
-from .privacy.mechanisms import is_hadamard
+from .privacy.mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
+from .privacy.mechanism_specs import MECHANISMS as MECHANISM_SPECS
 from .privacy.planning import auto_ball_summary, format_plan, plan_table, steep_radius
 from .privacy.radius_selection import AutoRadius
-from .privacy.release import MECHANISMS, RecordsWarning, ReleaseWarning, private_frechet_mean, validate_center
+from .privacy.release import RecordsWarning, ReleaseWarning, private_frechet_mean, validate_center
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
 
@@ -53,8 +54,8 @@ MANIFOLD_NAMES = tuple(REGISTRY)
 EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch", "pyriemann")  # import names of the [experiments] extra
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
-# (ε, δ)-DP: they need --delta
-DELTA_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")
+MECHANISMS = MECHANISM_NAMES  # the registry's (privacy.mechanism_specs)
+DELTA_MECHANISMS = GAUSSIAN_MECHANISMS  # (ε, δ)-DP: they need --delta
 RADIUS_UNITS = {
     "euclidean": "Euclidean norm",
     "sphere": "geodesic distance: radians on the unit sphere (times --sphere-radius)",
@@ -62,6 +63,7 @@ RADIUS_UNITS = {
     "spd-ai": "affine-invariant distance ‖Logm(C^-½ X C^-½)‖_F",
     "spd-le": "log-Euclidean distance ‖Logm X − Logm C‖_F",
     "kendall2d": "Procrustes distance (radians)",
+    "so3": "rotation angle of C⁻¹X (radians, at most π)",
 }
 # Errors the library raises on bad parameters or numerical failure; their messages quote
 # parameters only, never data (docs/security.md, STYLE §6), so they are printed as they are.
@@ -143,17 +145,9 @@ def _explicit_size(args: argparse.Namespace) -> int | None:
 
 
 def mechanism_support(manifold: Manifold, mechanism: str) -> bool:
-    """Whether ``mechanism`` runs on ``manifold``, read off its declared capabilities (the rule
-    ``privacy.release.check_public`` applies)."""
-    if mechanism == "tangent_gaussian":
-        return manifold.flat_chart
-    if mechanism in AMBIENT_MECHANISMS:
-        return manifold.ambient_dim is not None
-    if mechanism in WRAPPED_MECHANISMS:
-        return bool(is_hadamard(manifold))
-    if mechanism == "riemannian_gaussian":
-        return manifold.homogeneous
-    return True
+    """Whether ``mechanism`` runs on ``manifold``, read off its declared capabilities: the
+    registry's rule (``privacy.mechanism_specs``), which ``privacy.release.check_public`` applies."""
+    return MECHANISM_SPECS[mechanism].supports(manifold)
 
 
 def example_manifold(name: str) -> Manifold:
@@ -194,7 +188,8 @@ def _mechanism_notes(spaces: dict[str, Manifold]) -> list[str]:
         "riemannian_gaussian: every (homogeneous) manifold; density ∝ exp(−ρ²/(2σ²)) around the mean, (ε, δ)-DP by a "
         "numerical privacy profile (exact Gaussian mechanism on flat spaces), μ-GDP reported; needs --delta "
         "(docs/gaussian_family.md).",
-        f"{', '.join(WRAPPED_MECHANISMS)}: Hadamard manifolds only ({where(is_hadamard)}): noise in the tangent space "
+        f"{', '.join(WRAPPED_MECHANISMS)}: Hadamard manifolds only "
+        f"({where(lambda m: mechanism_support(m, WRAPPED_MECHANISMS[0]))}): noise in the tangent space "
         "at the public centre, mapped back with exp; wrapped_gaussian needs --delta.",
         "auto (--mechanism auto): the supported mechanism with the smallest expected noise distance at the public n, "
         "radius, epsilon and delta (the (ε, δ) ones only with --delta), chosen before the data are read; "

@@ -31,6 +31,9 @@ from numpy.typing import ArrayLike
 
 from ..manifolds.base import Manifold
 from . import measurements
+from .float64_reach import check_reach, fits_float64
+from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
+from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
 
 
 # The release pipeline's stages, read through ``Any``: ``privacy.release`` imports this module for
@@ -45,11 +48,9 @@ _measurements: Any = measurements
 
 __all__ = ["supports", "candidate_mechanisms", "Expectation", "expected_error", "MechanismChoice", "choose_mechanism",
            "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "auto_ball_summary",
-           "STEEP_GROWTH", "radius_growth", "steep_radius"]
+           "STEEP_GROWTH", "radius_growth", "steep_radius", "MECHANISMS", "GAUSSIAN_MECHANISMS"]
 
-MECHANISMS = (("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
-              + ("riemannian_gaussian",) + measurements.WRAPPED_MECHANISMS)  # as privacy.release.MECHANISMS
-GAUSSIAN_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # need δ
+MECHANISMS = MECHANISM_NAMES  # the registry's names (privacy.mechanism_specs), as privacy.release.MECHANISMS
 # The Riemannian Gaussian's σ on a curved space comes from a privacy profile by quadrature (seconds on a first
 # call). mechanism="auto" calibrates it only when half the flat-space analytic Gaussian σ at the same Δ could win:
 # measured, the profile's σ is 0.9-1.1 times the flat one on the sphere and Kendall shapes (0.91 on Kendall(8) at
@@ -62,22 +63,11 @@ RESTRICTED_NOTE = "restricted to the ball: its sampler's acceptance is checked a
 
 
 def supports(manifold: Manifold, mechanism: str) -> bool:
-    """Whether ``mechanism`` runs on ``manifold``, read off its declared capabilities (the rule
-    ``privacy.release.check_public`` applies): a flat chart for ``tangent_gaussian``, an ambient
-    embedding for the ambient mechanisms, a Hadamard space for the wrapped ones, a homogeneous
-    space for ``riemannian_gaussian``; ``laplace`` and ``kng`` everywhere."""
-    from . import mechanisms
-
-    is_hadamard: Any = mechanisms.is_hadamard
-    if mechanism == "tangent_gaussian":
-        return bool(manifold.flat_chart)
-    if mechanism in measurements.AMBIENT_MECHANISMS:
-        return manifold.ambient_dim is not None
-    if mechanism in measurements.WRAPPED_MECHANISMS:
-        return bool(is_hadamard(manifold))
-    if mechanism == "riemannian_gaussian":
-        return bool(manifold.homogeneous)
-    return mechanism in MECHANISMS
+    """Whether ``mechanism`` runs on ``manifold``, read off its declared capabilities: the
+    registry's rule (``MechanismSpec.supports``), which ``privacy.release.check_public`` applies
+    and the CLI's tables read; ``False`` for a name not in the registry."""
+    spec = MECHANISM_SPECS.get(mechanism)
+    return spec is not None and spec.supports(manifold)
 
 
 def candidate_mechanisms(manifold: Manifold, delta: float | None, exclude: Sequence[str] = ()) -> tuple[str, ...]:
@@ -129,11 +119,11 @@ def _laplace_type_scale(manifold: Manifold, mechanism: str, p: dict[str, Any], r
             meas = measurements.laplace(manifold, sens, epsilon)
         except ValueError:  # not integrable at this Δ/ε: the release restricts it
             meas = None
-        if meas is not None and release._fits_float64(manifold, center, radius, meas.scale, False):
-            release.check_reach(manifold, center, radius, meas.scale, False)
+        if meas is not None and fits_float64(manifold, center, radius, meas.scale, False):
+            check_reach(manifold, center, radius, meas.scale, False)
             return float(meas.scale), ""
     sigma = _measurements.pure_scale(sens, epsilon, footpoint_free=False)
-    release.check_reach(manifold, center, radius, sigma, True)
+    check_reach(manifold, center, radius, sigma, True)
     return float(sigma), RESTRICTED_NOTE
 
 

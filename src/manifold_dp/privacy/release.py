@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import gammainccinv
 
 from .._random import RngLike, as_generator
 from .._threads import blas_limited
@@ -63,7 +62,9 @@ from . import private_ball as _private_ball
 from . import radius_selection as _selection
 from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
 from .certificate import Certificate, MechanismCandidate, MechanismSelection, RadiusSelection
-from .mechanisms import is_hadamard
+from .float64_reach import check_ball, check_reach
+from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
+from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
 from .radius_selection import AutoRadius
 from .sensitivity import BOUNDS, ambient_sensitivity, bound_rule, frechet_mean_sensitivity
 
@@ -73,18 +74,16 @@ if TYPE_CHECKING:
     from .accounting import DpEvent
 
 __all__ = ["ReleaseWarning", "RecordsWarning", "InvalidRecordsError", "PrivateRelease", "validate_center",
-           "record_count", "check_public", "Calibration", "mean_accuracy", "calibrate", "check_reach",
+           "record_count", "check_public", "Calibration", "mean_accuracy", "calibrate", "check_reach", "check_ball",
+           "MECHANISMS", "GAUSSIAN_MECHANISMS",
            "expected_noise_distance", "warn_if_mostly_noise", "charge", "RecordCounts", "prepare_records",
            "prepared", "record_distances", "check_strict", "warn_records", "ambient_mean", "output_grid", "finish",
            "check_round_to", "Plan", "AutoRadius", "AutoPlan", "plan_release", "private_frechet_mean",
            "frechet_variance_sensitivity", "private_frechet_variance"]
 
-MECHANISMS = (("laplace", "kng", "tangent_gaussian") + measurements.AMBIENT_MECHANISMS
-              + ("riemannian_gaussian",) + measurements.WRAPPED_MECHANISMS)
-GAUSSIAN_MECHANISMS = ("tangent_gaussian", "ambient_gaussian", "riemannian_gaussian", "wrapped_gaussian")  # need δ
+MECHANISMS = MECHANISM_NAMES  # the registry's names (privacy.mechanism_specs), in its order
 OPTIMISATION_SLACK = 1e-6  # the mean is certified within max(OPTIMISATION_SLACK·Δ, FLOAT_FLOOR·r) of the exact one
 FLOAT_FLOOR = 1e-10
-LOG_FLOAT_MAX = 700.0  # exp overflows float64 past ~709.78
 GRID_BELOW_SCALE = 2.0**-20  # default output grid: ~1e-6 of the noise scale ...
 GRID_ABOVE_ULP = 2.0**-40  # ... and at least 2^12 float spacings of the coordinates
 
@@ -240,7 +239,7 @@ def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilo
     holds the selection's parameters)."""
     check_order(X, manifold, "a private release")
     epsilon = check_epsilon(epsilon)
-    if mechanism not in MECHANISMS and mechanism != "auto":
+    if mechanism not in MECHANISM_SPECS and mechanism != "auto":
         raise ValueError(f"mechanism must be one of {MECHANISMS} or 'auto', got {mechanism!r}")
     gaussian = mechanism in GAUSSIAN_MECHANISMS
     delta = check_delta(delta, required=gaussian) if gaussian or delta is not None else None
@@ -259,19 +258,9 @@ def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilo
         raise ValueError("radius='auto' reads every record's distance from the centre in memory: not supported on "
                          "Dask arrays; give a number, or choose it on a sample you may spend budget on")
     center = validate_center(manifold, center)
-    if mechanism == "tangent_gaussian" and not manifold.flat_chart:
-        raise ValueError("mechanism='tangent_gaussian' needs a manifold with a flat chart (SPDLogEuclidean, Euclidean), "
-                         f"got {manifold!r}")
-    if mechanism in measurements.AMBIENT_MECHANISMS and manifold.ambient_dim is None:
-        raise ValueError(f"mechanism={mechanism!r} needs an ambient embedding; {manifold!r} has none")
-    if mechanism in measurements.WRAPPED_MECHANISMS and not is_hadamard(manifold):
-        raise ValueError(f"mechanism={mechanism!r} needs a non-positively curved, simply connected space (SPDAffineInvariant, "
-                         f"SPDLogEuclidean, Hyperbolic, Euclidean), got {manifold!r} with curvature bounds "
-                         f"{tuple(manifold.curvature_bounds)}")
-    if mechanism == "riemannian_gaussian" and not manifold.homogeneous:
-        raise ValueError(f"mechanism='riemannian_gaussian' needs a homogeneous space, got {manifold!r}")
-    if mechanism == "kng" and is_dask(X):
-        raise ValueError("mechanism='kng' evaluates ∇F over all records at every proposal: not supported on Dask arrays")
+    unsupported = None if mechanism == "auto" else MECHANISM_SPECS[mechanism].unsupported(manifold, dask=is_dask(X))
+    if unsupported is not None:
+        raise ValueError(unsupported)
     n = record_count(manifold, X)
     selection = None
     if mechanism == "auto":  # public values only, before any record is read
@@ -322,35 +311,25 @@ def mean_accuracy(manifold: Manifold, center: Array, radius: float, base_sensiti
 
 def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radius: float, epsilon: float,
               delta: float | None, bound: str, calibration: str, restrict: bool) -> Calibration:
-    """Stage 2 of the Fréchet mean: its sensitivity, then the measurement.
+    """Stage 2 of the Fréchet mean: its sensitivity, then the measurement of ``mechanism``
+    (``privacy.mechanism_specs.MECHANISMS``).
 
-    The sensitivity includes the public optimisation slack ``2·accuracy`` and the float error of
-    the geometry (``manifold.float_error``), so the guarantee holds for the computed, not the
-    ideal, mean (KNG's density is ∇F itself: there the computed mean only shapes the proposal,
-    except on a flat space, where KNG is drawn as the Laplace restricted to the ball around it).
-    Laplace: unrestricted when asked and when that law is integrable and fits float64, else
-    restricted to the ball (the measurement gives the scale in both cases)."""
-    if mechanism in measurements.AMBIENT_MECHANISMS:
+    The sensitivity is that of what the mechanism's law is drawn around (``spec.perturbs``): the
+    embedded records' Euclidean mean for the ambient mechanisms; otherwise the certified mean's
+    footpoint (or, for KNG, its gradient field), including the public optimisation slack
+    ``2·accuracy`` and the float error of the geometry (``manifold.float_error``), so the
+    guarantee holds for the computed, not the ideal, mean (KNG's density is ∇F itself: there the
+    computed mean only shapes the proposal, except on a flat space, where KNG is drawn as the
+    Laplace restricted to the ball around it)."""
+    spec = MECHANISM_SPECS[mechanism]
+    footing = dict(epsilon=epsilon, delta=delta, calibration=calibration, center=center, radius=radius, restrict=restrict)
+    if spec.perturbs == "ambient_mean":
         sens = ambient_sensitivity(manifold, n=n, radius=radius, center=center)
-        meas = measurements.ambient(manifold, mechanism, sens, epsilon, delta, calibration=calibration,
-                                    floor=manifold.ambient_floor(center, radius))
-        return Calibration(meas, 0.0, "ambient ball radius r_E (2021 Prop. 1 / chord)",
+        return Calibration(spec.measure(manifold, sens, **footing), 0.0, "ambient ball radius r_E (2021 Prop. 1 / chord)",
                            "exact Euclidean mean of the embedded records")
-    kind = "kng" if mechanism == "kng" else "laplace"
+    kind = "kng" if spec.perturbs == "gradient_field" else "laplace"
     sens, accuracy = mean_sensitivity(manifold, kind, n=n, center=center, radius=radius, bound=bound)
-    if mechanism == "tangent_gaussian":
-        meas = measurements.tangent_gaussian(manifold, sens, epsilon, delta, calibration=calibration)
-    elif mechanism == "riemannian_gaussian":
-        # both footpoints (certified means) lie in the ball, so they are at most 2r apart: with few records Δ
-        # exceeds that (Kendall, n = 1: Δ ≈ 4.1 at r = 0.35) and the profile would be taken at a needless distance
-        reach = 2.0 * (radius + manifold.float_error(center, radius)) * (1.0 + 1e-9)
-        meas = measurements.riemannian_gaussian(manifold, min(sens, reach), epsilon, delta)
-    elif mechanism in measurements.WRAPPED_MECHANISMS:
-        meas = measurements.wrapped(manifold, mechanism.split("_")[1], sens, epsilon, delta, base=center)
-    elif mechanism == "kng":
-        meas = measurements.kng(manifold, sens, epsilon, center=center, radius=radius)
-    else:
-        meas = _laplace(manifold, sens, epsilon, center, radius, restrict)
+    meas = spec.measure(manifold, sens, **footing)
     return Calibration(meas, accuracy, _bound_name(manifold, radius, bound, kind),
                        _optimisation_note(manifold, radius, accuracy, n))
 
@@ -366,39 +345,6 @@ def mean_sensitivity(manifold: Manifold, kind: str, *, n: int, center: Array, ra
     accuracy = mean_accuracy(manifold, center, radius, base)
     flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
     return float(base if kind == "kng" and not flat else base + 2.0 * accuracy), accuracy
-
-
-def _laplace(manifold: Manifold, sens: float, epsilon: float, center: Array, radius: float,
-             restrict: bool) -> measurements.Measurement:
-    """The unrestricted Laplace where it is integrable and its draws fit float64, else restricted."""
-    note = ""
-    if not restrict:
-        try:
-            meas = measurements.laplace(manifold, sens, epsilon)
-        except ValueError:
-            note = f"; the unrestricted law is not integrable at this Δ/ε (needs σ < {manifold.laplace_sigma_limit:.4g})"
-        else:
-            if _fits_float64(manifold, center, radius, meas.scale, False):
-                return meas
-            note = "; the unrestricted law would overflow float64 (its tail reaches past exp's range)"
-    try:
-        meas = measurements.laplace(manifold, sens, epsilon, restrict_to=(center, radius))
-    except ValueError as err:  # say which law was tried and why: restrict=False is the default already
-        raise ValueError(f"{err}{_unrestricted_advice(manifold, sens, epsilon, center, radius, restrict, note)}") from None
-    return dataclasses.replace(meas, scale_rule=meas.scale_rule + note)
-
-
-def _unrestricted_advice(manifold: Manifold, sens: float, epsilon: float, center: Array, radius: float, restrict: bool,
-                         note: str) -> str:
-    """What a refusal of the restricted Laplace says about the unrestricted law (public values)."""
-    if not restrict:
-        return f" (the restricted law was used because{note.removeprefix(';')})"
-    try:
-        meas = measurements.laplace(manifold, sens, epsilon)
-    except ValueError:
-        return ""
-    return "; or restrict=False (the unrestricted law, usable here)" if _fits_float64(
-        manifold, center, radius, meas.scale, False) else ""
 
 
 def _optimisation_note(manifold: Manifold, radius: float, accuracy: float, n: int) -> str:
@@ -418,79 +364,21 @@ def _bound_name(manifold: Manifold, radius: float, bound: str, kind: str) -> str
     return bound_rule(manifold, radius, bound)
 
 
-def check_reach(manifold: Manifold, center: Array, radius: float, sigma: float, restricted: bool, gaussian: bool = False,
-                tail: float = 1.0) -> None:
-    """Refuse, from public parameters only, a release that float64 cannot carry: a ball beyond
-    ``manifold.max_reach`` from the origin (hyperbolic), or a noise scale whose draw would
-    overflow ``exp`` (eigenvalues ``e^λ`` on SPD, ``cosh ρ`` on hyperbolic space) with
-    probability above 1e-12. ``tail`` widens the check to a law of scale ``tail·sigma`` (the
-    Gaussian mechanisms are checked as a Laplace law of three times their σ); the message quotes
-    ``sigma`` itself, the scale the certificate reports."""
-    check_ball(manifold, center, radius)
-    if not _fits_float64(manifold, center, radius, tail * sigma, restricted, gaussian):
-        wide = f" (its tail, checked as {tail:g}σ, would overflow float64)" if tail != 1.0 else ""
-        raise ValueError(f"the noise scale sigma={sigma:.4g}{wide} is too large for a float64 release on {manifold!r}; "
-                         "increase epsilon or n, or shrink radius")
-
-
-def check_ball(manifold: Manifold, center: Array, radius: float) -> None:
-    """Refuse a public ball beyond ``manifold.max_reach`` from the origin (hyperbolic): farther out
-    float64 coordinates lose the precision the sensitivity bounds need; and an SPD ball whose
-    matrices reach a condition number or a scale where the membership check of one matrix could take
-    either of its two paths (``manifold.ball_problem``): the released footpoint is checked, and the
-    path would depend on the data (its time, or a refusal)."""
-    problem = manifold.ball_problem(center, radius)
-    if problem is not None:
-        raise ValueError(problem)
-    offset = cast(float, manifold.exp_coordinate_offset(center))  # a number wherever max_reach is finite
-    if np.isfinite(manifold.max_reach) and offset + radius > manifold.max_reach:
-        raise ValueError(
-            f"on {manifold!r} the ball must lie within distance {manifold.max_reach:g} of the origin "
-            f"(ρ(origin, center) + radius = {offset + radius:.4g}): farther out the coordinates lose the precision "
-            "the sensitivity bound needs; move the data and centre towards the origin by an isometry first")
-
-
-def _fits_float64(manifold: Manifold, center: Array, radius: float, sigma: float, restricted: bool,
-                  gaussian: bool = False) -> bool:
-    """Whether a draw at scale ``sigma`` keeps ``exp``-grown coordinates inside float64 except
-    with probability 1e-12. Public values only. Gaussian-tailed laws (``gaussian``): the radius is
-    below ``cσ² + σ(√d + √(2 ln 10¹²))`` (``c`` the volume growth rate: completing the square in
-    ``cρ − ρ²/(2σ²)``) except with about that probability."""
-    base = manifold.exp_coordinate_offset(center)
-    if base is None:
-        return True
-    if gaussian:
-        limit = manifold.laplace_sigma_limit
-        growth = 1.0 / limit if np.isfinite(limit) else 0.0
-        reach = growth * sigma * sigma + sigma * (math.sqrt(manifold.dim) + math.sqrt(2.0 * math.log(1e12)))
-    elif restricted:
-        reach = radius
-    else:
-        rate = 1.0 / sigma - 1.0 / manifold.laplace_sigma_limit  # the radial law's exponential tail
-        reach = float(gammainccinv(manifold.dim, 1e-12)) / rate if rate > 0 else np.inf
-    return base + radius + reach <= LOG_FLOAT_MAX
-
-
 def expected_noise_distance(manifold: Manifold, measurement: measurements.Measurement) -> float:
     """About how far the noise moves the statistic, from public values only (the
     measurement's mechanism and scale, the manifold's dimension ``d`` or ambient dimension
-    ``D``): the rule behind the "mostly noise" warning.
+    ``D``): the rule behind the "mostly noise" warning, each mechanism's ``noise_distance``
+    (``privacy.mechanism_specs``).
 
     - Laplace-type radial laws ``∝ exp(−ρ/σ)·J(ρ)`` (``"laplace"``, restricted or not, and
-      ``"kng"``, whose ``‖∇F‖`` grows like ``ρ``): ``d·σ`` (exact in ``R^d``, where
-      ``ρ ~ Gamma(d, σ)``);
-    - ``"tangent_gaussian"``: ``σ·√d`` (``E‖N(0, σ²I_d)‖ ≈ σ√d``);
+      ``"kng"``, whose ``‖∇F‖`` grows like ``ρ``, and ``"wrapped_laplace"``): ``d·σ`` (exact in
+      ``R^d``, where ``ρ ~ Gamma(d, σ)``);
+    - the intrinsic Gaussians (``"tangent_gaussian"``, ``"riemannian_gaussian"``,
+      ``"wrapped_gaussian"``): ``σ·√d`` (``E‖N(0, σ²I_d)‖ ≈ σ√d``);
     - ``"ambient_laplace"`` (ℓ2 K-norm in ``R^D``): ``D·σ``; ``"coordinate_laplace"`` (iid
       Laplace ``b``): ``b·√(2D)``; ``"ambient_gaussian"``: ``σ·√D``.
     """
-    sigma, mechanism = measurement.scale, measurement.mechanism
-    if mechanism in ("laplace", "kng", "wrapped_laplace"):
-        return manifold.dim * sigma
-    if mechanism in ("tangent_gaussian", "riemannian_gaussian", "wrapped_gaussian"):
-        return sigma * math.sqrt(manifold.dim)
-    D = cast(int, manifold.ambient_dim)  # the ambient mechanisms need an embedding
-    return {"ambient_laplace": D * sigma, "coordinate_laplace": sigma * math.sqrt(2 * D),
-            "ambient_gaussian": sigma * math.sqrt(D)}[mechanism]
+    return MECHANISM_SPECS[measurement.mechanism].noise_distance(manifold, measurement.scale)
 
 
 def warn_if_mostly_noise(manifold: Manifold, statistic: str, measurement: measurements.Measurement, radius: float,
@@ -519,11 +407,12 @@ def warn_if_near_limit(manifold: Manifold, radius: float, mechanism: str, bound:
     factor (``L/h``; ``L`` for KNG) exceeds ``planning.STEEP_GROWTH`` times its value at ``r*/2``:
     there the noise scale grows steeply (it diverges at ``r*``). Not for the ambient mechanisms,
     whose sensitivity is the chord of the ball."""
-    if mechanism in measurements.AMBIENT_MECHANISMS:
+    perturbs = MECHANISM_SPECS[mechanism].perturbs
+    if perturbs == "ambient_mean":
         return
     from .planning import STEEP_GROWTH, radius_growth, steep_radius
 
-    kind = "kng" if mechanism == "kng" else "laplace"
+    kind = "kng" if perturbs == "gradient_field" else "laplace"
     growth = radius_growth(manifold, radius, bound=bound, kind=kind)
     if growth is not None and growth > STEEP_GROWTH:
         safe = steep_radius(manifold, bound=bound, kind=kind)
@@ -875,10 +764,11 @@ def _mean_stages(manifold: Manifold, p: Public, radius: float, epsilon: float, r
     center = p["center"]
     cal = calibrate(manifold, p["mechanism"], n=p["n"], center=center, radius=radius, epsilon=epsilon, delta=p["delta"],
                     bound=p["bound"], calibration=p["calibration"], restrict=p["restrict"])
-    if cal.measurement.mechanism in ("riemannian_gaussian", "wrapped_gaussian", "tangent_gaussian"):  # a Gaussian tail
+    spec = MECHANISM_SPECS[cal.measurement.mechanism]
+    if spec.gaussian_tail:
         check_reach(manifold, center, radius, cal.sigma, cal.restricted, gaussian=True)
     else:
-        check_reach(manifold, center, radius, cal.sigma, cal.restricted, tail=3.0 if cal.measurement.delta > 0 else 1.0)
+        check_reach(manifold, center, radius, cal.sigma, cal.restricted, tail=spec.tail)
     return cal, check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius), warn=warn)
 
 
