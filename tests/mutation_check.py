@@ -176,8 +176,8 @@ MUTATIONS = {
                                 "exp taken 1-Lipschitz on negatively curved SPD"),
     "newton-prepared-norm-ignored": ("manifolds/sphere.py", "inv = 1.0 / R if unit else", "inv = 1.0 if unit else",
                                      "prepared records of norm R read as unit vectors in the Newton pass"),
-    "single-draw-sigma-doubled": ("privacy/mechanisms.py", "sampler = laplace_radius_single_sampler(m, float(self.sigma))",
-                                  "sampler = laplace_radius_single_sampler(m, 2.0 * float(self.sigma))",
+    "single-draw-sigma-doubled": ("privacy/radial_sampler.py", "return laplace_radius_single_sampler(manifold, float(sigma))",
+                                  "return laplace_radius_single_sampler(manifold, 2.0 * float(sigma))",
                                   "single draws of the radial Laplace at 2σ"),
     "spd-clip-copies-only-when-clipping": ("manifolds/spd.py", "            out = select(outside[..., None, None], sym(s @ eig_apply(u, np.exp(log_w * scale[..., None])) @ s), x)\n",
                                            "            rebuilt = sym(s @ eig_apply(u, np.exp(log_w * scale[..., None])) @ s)\n"

@@ -296,9 +296,9 @@ def test_spd_auto_computes_each_public_pilot_once_and_never_rejection_samples_to
         raise AssertionError("the public checks drew from the law")
 
     proposals = []
-    original = mechanisms.spd_laplace_proposals
-    monkeypatch.setattr(mechanisms, "spd_laplace_proposals", lambda *a: proposals.append(a[3]) or original(*a))
-    monkeypatch.setitem(mechanisms.LAPLACE_SAMPLERS, "spd_log_eigen", no_rejection)
+    original = spd_sampler.spd_laplace_proposals
+    monkeypatch.setattr(spd_sampler, "spd_laplace_proposals", lambda *a: proposals.append(a[3]) or original(*a))
+    monkeypatch.setattr(spd_sampler.SPDLogEigenSampler, "draw", no_rejection)
     plan = plan_release(X, m, center=np.eye(k), radius="auto", epsilon=1.0)
     assert any(cal.restricted for cal, _ in plan.stages) or mechanisms._ACCEPTANCE_CACHE  # the restricted path ran
     restricted = len(mechanisms._ACCEPTANCE_CACHE)

@@ -12,6 +12,7 @@ from scipy.integrate import cumulative_trapezoid
 
 from conftest import MANIFOLDS, base_point, near_points
 from manifold_dp.manifolds import REGISTRY
+from manifold_dp.manifolds.capabilities import LaplaceSampler
 
 N = 20
 RADIAL = [name for name, m in MANIFOLDS.items() if m.radial]
@@ -168,7 +169,10 @@ def test_declared_capabilities(manifold):
     m = manifold
     assert isinstance(m.homogeneous, bool) and isinstance(m.radial, bool) and isinstance(m.flat_chart, bool)
     assert m.laplace_sigma_limit > 0
-    assert m.laplace_sampler in ("radial", "spd_log_eigen")
+    sampler = m.laplace_sampler
+    assert isinstance(sampler, LaplaceSampler) and sampler.radial == m.radial
+    assert isinstance(sampler.name, str) and isinstance(sampler.description, str) and sampler.description
+    assert not sampler.supports_ball(m) or (m.radial and m.dim >= 2)
     if m.radial:
         assert m.log_volume(0.1) == m.log_volume(0.1)  # finite where the law lives
     if m.flat_chart:

@@ -10,6 +10,8 @@
   capabilities, the float64 model and the record passes (``manifolds/kernels/``) each define their
   own members, and ``base.Manifold`` only joins them; outside ``manifolds/`` nothing imports the
   speed kernels (they are reached through the manifold's hooks).
+- A space's Laplace sampler is an object it declares (``manifold.laplace_sampler``): no module
+  compares it with a string, so a new sampler needs no edit of ``privacy/``.
 """
 
 import ast
@@ -107,4 +109,16 @@ def test_speed_kernels_are_reached_only_through_the_manifolds():
         if rel.startswith("manifolds/"):
             continue
         offences += [f"{rel} imports {name}" for name in _imports(tree) if "kernels" in name.split(".")]
+    assert offences == []
+
+
+def test_no_module_compares_a_laplace_sampler_with_a_name():
+    offences = []
+    for rel, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and "laplace_sampler" in _names(node) and any(
+                    isinstance(c, ast.Constant) and isinstance(c.value, str) for c in [node.left, *node.comparators]):
+                offences.append(f"{rel}:{node.lineno} compares laplace_sampler with a string")
+            if isinstance(node, ast.Subscript) and "laplace_sampler" in _names(node.slice):
+                offences.append(f"{rel}:{node.lineno} looks a sampler up by laplace_sampler")
     assert offences == []

@@ -9,7 +9,11 @@ the members it brings:
 - ``radial`` with ``log_volume(ρ)``, ``log_volume_slope(ρ)`` (the geometry layer), ``radial_range``:
   the polar volume density ``J`` of the Laplace radius law; ``volume_growth_rate`` and
   ``laplace_sigma_limit``: the largest (exclusive) ``σ`` with an integrable unrestricted Laplace;
-- ``laplace_sampler``: the exact Laplace sampler of the space (``LaplaceSampler``);
+- ``laplace_sampler``: the space's exact sampler of the Riemannian Laplace law (and of the
+  Riemannian Gaussian where it has one), an object following ``LaplaceSampler``: the radial
+  sampler by default (``privacy.radial_sampler.RADIAL``: the radius from ``log_volume``, a uniform
+  direction); a space without a radial density registers its own (affine-invariant SPD:
+  ``privacy.spd_sampler.SPD_LOG_EIGEN``), and the privacy layer asks the object, never its name;
 - ``flat_chart`` with ``to_chart``/``from_chart``: an isometry onto ``R^dim`` (closed-form mean,
   tangent Gaussian);
 - ``round_sphere``: the space is ``S^d`` of curvature ``κ = κmin = κmax``, so the proven spread
@@ -26,7 +30,7 @@ the members it brings:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,7 +38,59 @@ from numpy.typing import ArrayLike
 from .._typing import Array, FloatArray
 from .geometry import ManifoldGeometry
 
-__all__ = ["PrivacyCapabilities"]
+if TYPE_CHECKING:
+    from .base import Manifold
+
+__all__ = ["LaplaceSampler", "PrivacyCapabilities"]
+
+
+@runtime_checkable
+class LaplaceSampler(Protocol):
+    """An exact sampler of the Riemannian Laplace law ``∝ exp(−ρ(η, x)/σ)`` on the manifolds that
+    declare it (``PrivacyCapabilities.laplace_sampler``), and of the Riemannian Gaussian
+    ``∝ exp(−ρ²/(2σ²))`` where ``gaussian``. Every method takes the manifold first; what it
+    decides (refusals, acceptances, constants) depends on public parameters only."""
+
+    @property
+    def name(self) -> str:
+        """A short name quoted in messages (``"radial"``, ``"spd_log_eigen"``)."""
+    @property
+    def description(self) -> str:
+        """How a release's certificate reports the sampler."""
+    @property
+    def radial(self) -> bool:
+        """Whether the radius comes from the manifold's ``log_volume`` and the direction uniformly."""
+    @property
+    def gaussian(self) -> bool:
+        """Whether it also draws the Riemannian Gaussian exactly."""
+    @property
+    def gaussian_calibration(self) -> str | None:
+        """The Riemannian Gaussian's GDP calibration on a curved space (``privacy.gdp.profile_method``)."""
+
+    def supports_ball(self, manifold: Manifold) -> bool:
+        """Whether laws restricted to a ball can be drawn without proposals outside it (the cap
+        sampler of ``privacy.mechanisms``)."""
+    def check_samplable(self, manifold: Manifold, sigma: float, rho_max: float) -> None:
+        """Raise ``ValueError`` where the Laplace law at ``σ`` (truncated at ``rho_max``) is hopeless."""
+    def draw(self, manifold: Manifold, eta: Array, sigma: float, n: int, rng: np.random.Generator,
+             rho_max: float) -> tuple[Array, float]:
+        """``n`` draws at footpoint(s) ``eta`` truncated at ``rho_max``, and the acceptance."""
+    def restricted_acceptance(self, manifold: Manifold, sigma: float, center: Array, radius: float, edge: Array,
+                              trials: int, rng: np.random.Generator) -> float:
+        """A public estimate of the acceptance of the law at the boundary point ``edge`` restricted
+        to ``B_radius(center)`` (proposals truncated at ``2·radius``)."""
+    def footpoint_constants(self, manifold: Manifold, eta: Array) -> Any:
+        """What single draws at one validated footpoint reuse."""
+    def single_sampler(self, manifold: Manifold, sigma: float) -> Any:
+        """The state of single draws at ``σ`` (public parameters only), kept by the law."""
+    def single_draw(self, manifold: Manifold, kept: Any, eta: Array, constants: Any,
+                    rng: np.random.Generator) -> tuple[Array, int]:
+        """One draw at ``eta`` with Python floats, ``(x, proposals)``."""
+    def check_gaussian(self, manifold: Manifold, sigma: float) -> None:
+        """Raise ``ValueError`` where the exact Gaussian sampler at ``σ`` is hopeless."""
+    def gaussian_draw(self, manifold: Manifold, eta: Array, sigma: float, n: int,
+                      rng: np.random.Generator) -> Array:
+        """``n`` exact draws of the Riemannian Gaussian at ``eta``, shape ``(n, *point_shape)``."""
 
 
 class PrivacyCapabilities(ManifoldGeometry):
@@ -47,7 +103,6 @@ class PrivacyCapabilities(ManifoldGeometry):
 
     radial: bool = True
 
-    laplace_sampler: str = "radial"
 
     flat_chart: bool = False
 
@@ -57,6 +112,13 @@ class PrivacyCapabilities(ManifoldGeometry):
 
     user_point_shapes: tuple[tuple[int, ...], ...] = ()  # other layouts of one point accepted from users (real landmarks)
 
+
+    @property
+    def laplace_sampler(self) -> LaplaceSampler:
+        """The space's exact Laplace sampler (see the module docstring); the radial one here."""
+        from ..privacy.radial_sampler import RADIAL  # the sampler's code lives with the privacy layer
+
+        return RADIAL
 
     if TYPE_CHECKING:  # the members a capability brings
         # flat charts (``flat_chart``) and Euclidean embeddings (``ambient_dim``)

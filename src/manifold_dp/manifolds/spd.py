@@ -22,6 +22,7 @@ from .._random import RngLike, as_generator
 from .._threads import blas_limited, blas_limited_unless_tiny
 from .._typing import Array, BoolArray, FloatArray
 from .base import POINT_ATOL, Manifold, NewtonConstants, finite_rows, select
+from .capabilities import LaplaceSampler
 from .euclidean import _check_dim
 from .kernels.arrays import clip_scale as _clip_scale
 from .kernels.matrix_log import flush_tiny, logm_band, logm_band_plan
@@ -436,7 +437,13 @@ class SPDAffineInvariant(_SPD):
     k: int
     curvature_bounds = (-0.5, 0.0)
     radial = False  # the Laplace law needs the eigenvalue construction, not a radial sampler
-    laplace_sampler = "spd_log_eigen"
+
+    @property
+    def laplace_sampler(self) -> LaplaceSampler:
+        """The eigenvalue construction at ``I``, moved to the footpoint (``privacy.spd_sampler``)."""
+        from ..privacy.spd_sampler import SPD_LOG_EIGEN  # the sampler's code lives with the privacy layer
+
+        return SPD_LOG_EIGEN
 
     @property
     def laplace_sigma_limit(self) -> float:

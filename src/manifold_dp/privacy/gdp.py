@@ -82,8 +82,9 @@ def profile_method(manifold: Manifold) -> str:
         return "exact"
     if manifold.radial:
         return "profile"
-    if manifold.laplace_sampler == "spd_log_eigen":
-        return "triangle"
+    method = manifold.laplace_sampler.gaussian_calibration  # the space's own sampler knows its calibration
+    if method is not None:
+        return method
     raise ValueError(f"no Riemannian Gaussian calibration is known for {manifold!r}")
 
 

@@ -163,8 +163,7 @@ def laplace(manifold: Manifold, sensitivity: float, epsilon: float, *,
         rule = "σ = Δ/ε (unrestricted law on a homogeneous space: normalising constant independent of the footpoint)"
     else:
         rule = "σ = 2Δ/ε (normalising constant depends on the footpoint)"
-    sampler = ("eigenvalue construction, two-stage rejection" if manifold.laplace_sampler == "spd_log_eigen"
-               else "log-concave radial rejection + uniform direction")
+    sampler = manifold.laplace_sampler.description
     if restricted:
         sampler += "; a fixed public number of proposals per draw, the first inside the ball"
     return Measurement("laplace", "Riemannian Laplace",

@@ -3,15 +3,15 @@
 Each class documents its density, assumptions and the theorem that makes it private, but none
 turns ε into a scale: ``manifold_dp.privacy.measurements`` does, once, and wraps a law into a
 measurement that carries its privacy guarantee. The laws read only the manifolds' declared
-capabilities (``manifolds.base``), never their classes.
+capabilities (``manifolds.capabilities``), never their classes; each space's exact Laplace
+sampler is an object it declares (``manifold.laplace_sampler``), asked what it can do.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -20,32 +20,18 @@ from .._random import RngLike, as_generator
 from .._typing import Array, FloatArray
 from .._validation import check_positive
 from ..manifolds.base import Manifold
-from ..manifolds.matrix import eig_apply, sqrtm_spd, sqrtm_spd_one, sym
 from ..stats.frechet import riemannian_gradient
 from .samplers import (
+    FIXED_WORK_MINIMUM,
     MAX_ROUNDS,
     LogDensity,
     cap_fraction_argument,
     log_cap_fraction,
     metropolis_hastings,
     sample_cap_offset,
-    sample_gaussian_radius,
-    sample_laplace_radius,
     sample_radius_concave_volume,
 )
 from .sensitivity import hessian_lower_bound
-from .single_draws import laplace_radius_single_sampler
-from .spd_sampler import (
-    PILOT_CHUNK,
-    sample_spd_gaussian_log_eigen,
-    sample_spd_log_eigen,
-    spd_acceptance_lower_bound,
-    spd_gaussian_acceptance,
-    spd_laplace_proposals,
-    spd_laplace_single_sampler,
-    spd_restricted_acceptance_bound,
-    spd_sampler_acceptance,
-)
 
 __all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNoise", "RiemannianGaussian", "WrappedNoise",
            "ball_sampler_applies", "is_hadamard"]
@@ -53,12 +39,7 @@ __all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNois
 
 RESTRICTED_FAILURE_LOG = 45 * np.log(2.0)  # a restricted draw fails with probability ≤ 2^-45 (see below)
 RESTRICTED_CHUNK = 1 << 16  # proposals per vectorised batch
-SINGLE_BASIS_MAX_DIM = 32  # single draws take their direction from a kept basis of T_η up to this dimension
-FIXED_WORK_MINIMUM = 1e-3  # below this public acceptance the fixed-work restricted sampler gives way (see below)
 _ACCEPTANCE_CACHE: dict[tuple[Manifold, tuple[Any, ...]], float] = {}
-
-if TYPE_CHECKING:
-    from ..manifolds.spd import SPDAffineInvariant
 
 Size = int | tuple[int, ...] | None  # ``size=`` of the samplers: ``None`` for one draw
 
@@ -67,32 +48,11 @@ def _size_tuple(size: Size) -> tuple[int, ...]:
     return () if size is None else tuple(np.atleast_1d(size))
 
 
-def _radial_draw(m: Manifold, eta: Array, sigma: float, n: int, rng: np.random.Generator,
-                 rho_max: float) -> tuple[Array, float]:
-    """``exp_η(ρ u)``: ``ρ`` from the radial law ``e^(−ρ/σ) J(ρ)``, ``u`` a uniform unit tangent."""
-    rho, acceptance = sample_laplace_radius(m, sigma, n, rng, rho_max=rho_max)
-    u = m.random_unit_tangent(eta, size=n, rng=rng)
-    return m.exp(eta, u * m._expand(rho)), acceptance
-
-
-def _spd_log_eigen_draw(m: Manifold, eta: Array, sigma: float, n: int, rng: np.random.Generator,
-                        rho_max: float) -> tuple[Array, float]:
-    """Affine-invariant SPD: the law at ``I`` by its eigenvalue construction, moved to ``η`` by
-    the isometry ``X ↦ η^½ X η^½``."""
-    (lam, vec), acceptance = sample_spd_log_eigen(cast("SPDAffineInvariant", m).k, sigma, n, rng, rho_max=rho_max, eigen=True)
-    half, _ = sqrtm_spd(eta)
-    return sym(half @ eig_apply(vec, np.exp(lam)) @ half), acceptance  # Expm from the draw's own eigenpairs
-
-
-LAPLACE_SAMPLERS: dict[str, Callable[[Manifold, Array, float, int, np.random.Generator, float], tuple[Array, float]]] = {
-    "radial": _radial_draw, "spd_log_eigen": _spd_log_eigen_draw}  # by ``manifold.laplace_sampler``
-
-
 def ball_sampler_applies(m: Manifold) -> bool:
-    """Whether ``_ball_draw`` can sample laws restricted to a ball on ``m``: a radial space of
-    constant curvature (sphere, hyperbolic, Euclidean, log-Euclidean SPD) of dimension ≥ 2."""
-    lo, hi = m.curvature_bounds
-    return bool(m.radial and m.dim >= 2 and lo == hi)
+    """Whether ``_ball_draw`` can sample laws restricted to a ball on ``m``, as its Laplace sampler
+    says: a radial space of constant curvature (sphere, hyperbolic, Euclidean, log-Euclidean SPD)
+    of dimension ≥ 2."""
+    return m.laplace_sampler.supports_ball(m)
 
 
 def _ball_draw(m: Manifold, mu: Array, center: ArrayLike, radius: float, grid: ArrayLike, G: ArrayLike, sigma: float, n: int,
@@ -223,22 +183,12 @@ class RiemannianLaplace:
         return self.manifold.laplace_sigma_limit
 
     def check_samplable(self) -> None:
-        """Raise ``ValueError`` (public parameters only) where the exact affine-invariant SPD sampler
-        would refuse at draw time (its public pilot acceptance < 1e-3): the release path calls this
-        while calibrating, before any accountant is charged. Where the quadrature lower bound
-        ``spd_acceptance_lower_bound`` is already ≥ 1e-2 the Monte Carlo pilot is not needed here
-        (it runs at draw time, to size the batches): ``radius="auto"`` checks every candidate."""
-        m = self.manifold
-        if m.laplace_sampler != "spd_log_eigen":
-            return
+        """Raise ``ValueError`` (public parameters only) where the space's exact sampler would
+        refuse at draw time (affine-invariant SPD: its public pilot acceptance < 1e-3): the release
+        path calls this while calibrating, before any accountant is charged; ``radius="auto"``
+        checks every candidate."""
         rho_max = np.inf if self.restrict_to is None else 2.0 * self.restrict_to[1]
-        if spd_acceptance_lower_bound(cast("SPDAffineInvariant", m).k, float(self.sigma), float(rho_max)) >= 1e-2:
-            return
-        pilot = spd_sampler_acceptance(cast("SPDAffineInvariant", m).k, float(self.sigma), float(rho_max))
-        if pilot < 1e-3:
-            raise ValueError(f"the exact affine-invariant Laplace sampler for {m!r} accepts about {pilot:.1e} of its "
-                             f"proposals at sigma={self.sigma:.4g}; use a larger epsilon or n, a smaller radius, or the "
-                             "log-Euclidean metric")
+        self.manifold.laplace_sampler.check_samplable(self.manifold, self.sigma, rho_max)
 
     @property
     def integrable(self) -> bool:
@@ -337,37 +287,15 @@ class RiemannianLaplace:
         return BoundLaplace(self, frame)
 
     def _footpoint_constants(self, eta: Array) -> Any:
-        """Per footpoint: ``η^½`` (affine-invariant SPD); else an orthonormal basis of ``T_η``,
-        flattened to ``(d, size of a point)``, so that ``Σ z_i b_i`` with ``z`` uniform on the unit
-        sphere of ``R^d`` is a uniform unit tangent (``None``: ``random_unit_tangent`` instead, when
-        ``d > SINGLE_BASIS_MAX_DIM`` or the space gives no basis); on small spheres the point as a
-        list of floats (``single_polar_frame``; ``polar_point`` draws around it). Which is used depends on
-        the manifold only, so a seed gives the same draw whether the frame was kept or not."""
-        m = self.manifold
-        if m.laplace_sampler == "spd_log_eigen":
-            return sqrtm_spd_one(eta, floats=eta.shape == (2, 2))  # k = 2: the single sampler reads floats
-        polar = m.single_polar_frame(eta)  # Python floats (small spheres)
-        if polar is not None:
-            return polar
-        if m.dim > SINGLE_BASIS_MAX_DIM:  # the basis costs d² per draw: random_unit_tangent is O(d)
-            return None
-        try:
-            basis = m.from_tangent_coordinates(eta, np.eye(m.dim))
-        except NotImplementedError:
-            return None
-        return np.ascontiguousarray(basis.reshape(m.dim, -1))
+        """Per footpoint, what the space's sampler reuses for single draws (``footpoint_constants``:
+        ``η^½`` on affine-invariant SPD, a basis of ``T_η`` or the point as floats elsewhere)."""
+        return self.manifold.laplace_sampler.footpoint_constants(self.manifold, eta)
 
     def _single_sampler(self) -> Any:
         """The single-draw sampler of this law (public parameters only), built once and kept."""
         sampler = self.__dict__.get("_kept_sampler")
         if sampler is None:
-            m = self.manifold
-            if m.laplace_sampler == "spd_log_eigen":
-                sampler = spd_laplace_single_sampler(cast("SPDAffineInvariant", m).k, float(self.sigma))
-            elif m.laplace_sampler == "radial":
-                sampler = laplace_radius_single_sampler(m, float(self.sigma))
-            else:
-                raise ValueError(f"unknown Laplace sampler {m.laplace_sampler!r} declared by {m!r}")
+            sampler = self.manifold.laplace_sampler.single_sampler(self.manifold, self.sigma)
             object.__setattr__(self, "_kept_sampler", sampler)  # a cache: the law's fields are untouched
         return sampler
 
@@ -375,24 +303,9 @@ class RiemannianLaplace:
         """One unrestricted draw at a single footpoint, ``(x, acceptance)``: the laws of ``_draw``
         with Python floats and one proposal at a time (``laplace_radius_single_sampler``,
         ``spd_laplace_single_sampler``); the acceptance is ``1/proposals``."""
-        m, eta, sampler = self.manifold, frame.eta, self._single_sampler()
-        if m.laplace_sampler == "spd_log_eigen":
-            x, proposals = sampler.draw(rng, frame.constants)
-            return x, 1.0 / proposals
-        rho, proposals = sampler.draw(rng)
-        if isinstance(frame.constants, list):  # the space's Python-float path (small spheres)
-            return m.polar_point(frame.constants, rho, rng), 1.0 / proposals
-        if frame.constants is None:
-            v = m.random_unit_tangent(eta, rng=rng) * rho
-        else:
-            g = rng.standard_normal(m.dim)
-            norm = math.hypot(*g.tolist())
-            if norm == 0.0:  # probability ~2^-60 per coordinate: a uniform direction from the manifold instead
-                return m.exp(eta, m.random_unit_tangent(eta, rng=rng) * rho), 1.0 / proposals
-            v = g.dot(frame.constants)
-            v *= rho / norm
-            v = v.reshape(eta.shape)
-        return m.exp(eta, v), 1.0 / proposals
+        m, sampler = self.manifold, self._single_sampler()
+        x, proposals = m.laplace_sampler.single_draw(m, sampler, frame.eta, frame.constants, rng)
+        return x, 1.0 / proposals
 
     @property
     def uses_ball_sampler(self) -> bool:
@@ -429,36 +342,9 @@ class RiemannianLaplace:
             return cached
         m, rng = self.manifold, np.random.default_rng(20_211)
         edge = m.exp(center, radius * m.random_unit_tangent(center, rng=rng))
-        if m.laplace_sampler == "spd_log_eigen":
-            rate = self._spd_restricted_acceptance(center, radius, edge, trials, rng)
-        else:
-            x, inner = self._draw(edge, trials, rng, 2.0 * radius)
-            rate = max(inner * float(np.mean(m.dist(center, x) <= radius)), 0.5 / trials)
+        rate = m.laplace_sampler.restricted_acceptance(m, self.sigma, center, radius, edge, trials, rng)
         _ACCEPTANCE_CACHE[(self.manifold, key)] = rate
         return rate
-
-    def _spd_restricted_acceptance(self, center: Any, radius: float, edge: Any, trials: int,
-                                   rng: np.random.Generator) -> float:
-        """``restricted_acceptance`` on affine-invariant SPD in bounded time and memory: where the
-        public bound ``spd_restricted_acceptance_bound`` (a quadrature) is already below half of
-        ``FIXED_WORK_MINIMUM`` the law is refused on it; else the mean, over ``trials`` stage-2
-        proposals (chunks of ``PILOT_CHUNK``), of their acceptance probability times whether they
-        land in the ball — the same quantity as accepted-and-inside over proposals, without the
-        ``1/acceptance`` proposals per accepted draw of rejection (millions of ``k × k``
-        eigendecompositions near the sampler's limit)."""
-        m = self.manifold
-        k = cast("SPDAffineInvariant", m).k
-        bound = spd_restricted_acceptance_bound(k, float(self.sigma), float(radius))
-        if bound < 0.5 * FIXED_WORK_MINIMUM:
-            return bound
-        half, _ = sqrtm_spd(edge)
-        total = 0.0
-        for start in range(0, trials, PILOT_CHUNK):
-            size = min(PILOT_CHUNK, trials - start)
-            lam, vec, p = spd_laplace_proposals(k, float(self.sigma), 2.0 * radius, size, rng)
-            x = sym(half @ eig_apply(vec, np.exp(lam)) @ half)
-            total += float(np.sum(p * (np.asarray(m.dist(center, x)) <= radius)))
-        return min(max(total / trials, 0.5 / trials), bound)
 
     def check_restricted_feasible(self, minimum: float = 1e-3) -> None:
         """Raise ``ValueError`` (public parameters only) when the restricted law cannot be sampled
@@ -472,7 +358,7 @@ class RiemannianLaplace:
                 "larger than the ball (the release would be mostly noise); use a larger epsilon or n, or a larger radius")
 
     def _draw(self, eta: Array, n: int, rng: np.random.Generator, rho_max: float) -> tuple[Array, float]:
-        return LAPLACE_SAMPLERS[self.manifold.laplace_sampler](self.manifold, eta, self.sigma, n, rng, rho_max)
+        return self.manifold.laplace_sampler.draw(self.manifold, eta, self.sigma, n, rng, rho_max)
 
 
 @dataclass(frozen=True)
@@ -776,16 +662,13 @@ class RiemannianGaussian:
     def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         m = self.manifold
-        if not (m.radial or m.laplace_sampler == "spd_log_eigen"):
+        if not m.laplace_sampler.gaussian:
             raise ValueError(f"no exact Riemannian Gaussian sampler is known for {m!r}")
 
     def check_samplable(self) -> None:
         """Raise ``ValueError`` (public parameters only) where the exact sampler would be hopeless
         (affine-invariant SPD at a very large ``σ``)."""
-        m = self.manifold
-        if not m.radial and spd_gaussian_acceptance(cast("SPDAffineInvariant", m).k, float(self.sigma)) < 1e-3:
-            raise ValueError(f"the exact affine-invariant Gaussian sampler for {m!r} at sigma={self.sigma:.4g} accepts "
-                             "under 1e-3 of its proposals; use a larger epsilon or n")
+        self.manifold.laplace_sampler.check_gaussian(self.manifold, self.sigma)
 
     def sample(self, footpoint: ArrayLike, size: Size = None, *, rng: RngLike = None) -> Array:
         """Exact draws, shape ``size + point_shape``."""
@@ -794,13 +677,7 @@ class RiemannianGaussian:
         eta = m.validate_point(footpoint, "footpoint")
         shape = _size_tuple(size)
         n = int(np.prod(shape)) if shape else 1
-        if m.radial:
-            rho, _ = sample_gaussian_radius(m, self.sigma, n, rng)
-            x = m.exp(eta, m.random_unit_tangent(eta, size=n, rng=rng) * m._expand(rho))
-        else:
-            (lam, vec), _ = sample_spd_gaussian_log_eigen(cast("SPDAffineInvariant", m).k, self.sigma, n, rng, eigen=True)
-            half, _ = sqrtm_spd(eta)
-            x = sym(half @ eig_apply(vec, np.exp(lam)) @ half)
+        x = m.laplace_sampler.gaussian_draw(m, eta, self.sigma, n, rng)
         return x.reshape(shape + tuple(m.point_shape))
 
 

@@ -35,6 +35,7 @@ __all__ = ["log_concave_envelope", "sample_log_concave", "laplace_radius_log_den
            "sample_cap_offset", "metropolis_hastings"]
 
 MAX_ROUNDS = 10_000  # public cap on rejection rounds: a broken envelope raises instead of hanging
+FIXED_WORK_MINIMUM = 1e-3  # below this public acceptance the fixed-work restricted sampler gives way (privacy.mechanisms)
 _STEPS = np.ldexp(1.0, np.arange(-1074, 1024))  # 2^j over the whole float64 range
 _SECTION_ROUNDS, _SECTION_POINTS = 12, 33  # 32^12 = 2^60: any bracket shrinks to float spacing
 
@@ -194,7 +195,8 @@ def laplace_radius_log_density(manifold: Manifold, sigma: float) -> tuple[LogDen
     manifold's own ``log_volume`` and ``log_volume_slope`` (constant curvature:
     ``J = sn_κ(ρ)^(d−1)``; Kendall: ``(2m−1) log sin ρ + log cos ρ`` with ``d = 2m``)."""
     if not manifold.radial:
-        raise ValueError(f"{manifold!r} declares no radial volume density (its Laplace sampler is {manifold.laplace_sampler!r})")
+        raise ValueError(f"{manifold!r} declares no radial volume density "
+                         f"(its Laplace sampler is {manifold.laplace_sampler.name!r})")
     log_j, slope = manifold.log_volume, manifold.log_volume_slope
     return (lambda r: log_j(r) - r / sigma), (lambda r: slope(r) - 1.0 / sigma)
 
@@ -245,7 +247,8 @@ def gaussian_radius_log_density(manifold: Manifold, sigma: float) -> tuple[LogDe
     """``(log_f, dlog_f)`` of the radial law of the Riemannian Gaussian ``∝ e^(−ρ²/(2σ²)) J(ρ)``:
     concave in ``ρ`` wherever ``log J`` is (sphere, Kendall, hyperbolic, flat), as ``−ρ²/(2σ²)`` is."""
     if not manifold.radial:
-        raise ValueError(f"{manifold!r} declares no radial volume density (its Laplace sampler is {manifold.laplace_sampler!r})")
+        raise ValueError(f"{manifold!r} declares no radial volume density "
+                         f"(its Laplace sampler is {manifold.laplace_sampler.name!r})")
     log_j, slope = manifold.log_volume, manifold.log_volume_slope
     inv = 1.0 / (sigma * sigma)
     return (lambda r: log_j(r) - 0.5 * inv * r * r), (lambda r: slope(r) - inv * r)

@@ -2,7 +2,9 @@
 decomposition): a radius stage by a piecewise-exponential envelope, then a direction stage
 accepted against a Jensen bound on the sinh product. Its acceptance is a public function
 of ``(k, σ, ρ_max)`` only. Single draws take the same two stages with Python floats
-(``spd_laplace_single_sampler``).
+(``spd_laplace_single_sampler``). ``SPD_LOG_EIGEN`` is the sampler object affine-invariant SPD
+declares (``manifolds.capabilities.LaplaceSampler``): the law at ``I`` moved to ``η`` by the
+isometry ``X ↦ η^½ X η^½``, for the Laplace law and the Riemannian Gaussian.
 """
 
 from __future__ import annotations
@@ -10,17 +12,19 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._random import RngLike, as_generator
 from .._threads import blas_limit
-from .._typing import BoolArray, FloatArray
-from ..manifolds.matrix import eig_apply, invvecd, triu_indices
+from .._typing import Array, BoolArray, FloatArray
+from ..manifolds.matrix import eig_apply, invvecd, sqrtm_spd, sqrtm_spd_one, sym, triu_indices
 from .samplers import (
+    FIXED_WORK_MINIMUM,
     MAX_ROUNDS,
     LogDensity,
     _batches,
@@ -31,7 +35,12 @@ from .samplers import (
 )
 from .single_draws import ScalarPieces
 
-__all__ = ["sample_spd_log_eigen", "spd_laplace_single_sampler", "spd_sampler_acceptance", "sample_spd_gaussian_log_eigen",
+if TYPE_CHECKING:
+    from ..manifolds.base import Manifold
+    from ..manifolds.spd import SPDAffineInvariant
+
+__all__ = ["SPDLogEigenSampler", "SPD_LOG_EIGEN",
+           "sample_spd_log_eigen", "spd_laplace_single_sampler", "spd_sampler_acceptance", "sample_spd_gaussian_log_eigen",
            "spd_gaussian_acceptance", "spd_restricted_acceptance_bound", "spd_acceptance_lower_bound",
            "spd_laplace_proposals"]
 
@@ -533,3 +542,96 @@ def sample_spd_gaussian_log_eigen(k: int, sigma: float, size: int | tuple[int, .
         return np.concatenate([lam, vec.reshape(m, -1)], axis=-1), ok
 
     return _matrices(k, n, size, draw_matrix, pilot, what, eigen)
+
+
+def _k(manifold: Manifold) -> int:
+    return cast("SPDAffineInvariant", manifold).k
+
+
+def _moved(eta: Array, lam: FloatArray, vec: FloatArray) -> FloatArray:
+    """``η^½ Expm(S) η^½`` with ``Expm`` from the draw's own eigenpairs ``(λ, U)``."""
+    half, _ = sqrtm_spd(eta)
+    return sym(half @ eig_apply(vec, np.exp(lam)) @ half)
+
+
+@dataclass(frozen=True)
+class SPDLogEigenSampler:
+    """The affine-invariant SPD sampler (follows ``manifolds.capabilities.LaplaceSampler``): the
+    law at ``I`` by its eigenvalue construction (Hajri et al. 2016; Said et al. 2017 for the
+    Gaussian), moved to ``η`` by the isometry ``X ↦ η^½ X η^½``."""
+
+    name: str = "spd_log_eigen"
+    description: str = "eigenvalue construction, two-stage rejection"
+    radial: bool = False
+    gaussian: bool = True
+    gaussian_calibration: str | None = "triangle"
+
+    def supports_ball(self, manifold: Manifold) -> bool:
+        """No: the cap sampler needs a radial space of constant curvature."""
+        return False
+
+    def check_samplable(self, manifold: Manifold, sigma: float, rho_max: float) -> None:
+        """Refuse where the exact sampler would refuse at draw time (its public pilot acceptance
+        < 1e-3). Where the quadrature lower bound ``spd_acceptance_lower_bound`` is already ≥ 1e-2
+        the Monte Carlo pilot is not needed here (it runs at draw time, to size the batches)."""
+        k = _k(manifold)
+        if spd_acceptance_lower_bound(k, float(sigma), float(rho_max)) >= 1e-2:
+            return
+        pilot = spd_sampler_acceptance(k, float(sigma), float(rho_max))
+        if pilot < 1e-3:
+            raise ValueError(f"the exact affine-invariant Laplace sampler for {manifold!r} accepts about {pilot:.1e} of its "
+                             f"proposals at sigma={sigma:.4g}; use a larger epsilon or n, a smaller radius, or the "
+                             "log-Euclidean metric")
+
+    def draw(self, manifold: Manifold, eta: Array, sigma: float, n: int, rng: np.random.Generator,
+             rho_max: float) -> tuple[Array, float]:
+        """The law at ``I`` by its eigenvalue construction, moved to ``η``."""
+        (lam, vec), acceptance = sample_spd_log_eigen(_k(manifold), sigma, n, rng, rho_max=rho_max, eigen=True)
+        return _moved(eta, lam, vec), acceptance
+
+    def restricted_acceptance(self, manifold: Manifold, sigma: float, center: Array, radius: float, edge: Array,
+                              trials: int, rng: np.random.Generator) -> float:
+        """In bounded time and memory: where the public bound ``spd_restricted_acceptance_bound`` (a
+        quadrature) is already below half of ``FIXED_WORK_MINIMUM`` the law is refused on it; else
+        the mean, over ``trials`` stage-2 proposals (chunks of ``PILOT_CHUNK``), of their acceptance
+        probability times whether they land in the ball — the same quantity as accepted-and-inside
+        over proposals, without the ``1/acceptance`` proposals per accepted draw of rejection
+        (millions of ``k × k`` eigendecompositions near the sampler's limit)."""
+        m, k = manifold, _k(manifold)
+        bound = spd_restricted_acceptance_bound(k, float(sigma), float(radius))
+        if bound < 0.5 * FIXED_WORK_MINIMUM:
+            return bound
+        half, _ = sqrtm_spd(edge)
+        total = 0.0
+        for start in range(0, trials, PILOT_CHUNK):
+            size = min(PILOT_CHUNK, trials - start)
+            lam, vec, p = spd_laplace_proposals(k, float(sigma), 2.0 * radius, size, rng)
+            x = sym(half @ eig_apply(vec, np.exp(lam)) @ half)
+            total += float(np.sum(p * (np.asarray(m.dist(center, x)) <= radius)))
+        return min(max(total / trials, 0.5 / trials), bound)
+
+    def footpoint_constants(self, manifold: Manifold, eta: Array) -> Any:
+        """``η^½`` (at ``k = 2`` as Python floats: the single sampler reads floats)."""
+        return sqrtm_spd_one(eta, floats=eta.shape == (2, 2))
+
+    def single_sampler(self, manifold: Manifold, sigma: float) -> Any:
+        return spd_laplace_single_sampler(_k(manifold), float(sigma))
+
+    def single_draw(self, manifold: Manifold, kept: Any, eta: Array, constants: Any,
+                    rng: np.random.Generator) -> tuple[Array, int]:
+        x, proposals = kept.draw(rng, constants)
+        return x, proposals
+
+    def check_gaussian(self, manifold: Manifold, sigma: float) -> None:
+        """Refuse where the exact Gaussian sampler would be hopeless (a very large ``σ``)."""
+        if spd_gaussian_acceptance(_k(manifold), float(sigma)) < 1e-3:
+            raise ValueError(f"the exact affine-invariant Gaussian sampler for {manifold!r} at sigma={sigma:.4g} accepts "
+                             "under 1e-3 of its proposals; use a larger epsilon or n")
+
+    def gaussian_draw(self, manifold: Manifold, eta: Array, sigma: float, n: int,
+                      rng: np.random.Generator) -> Array:
+        (lam, vec), _ = sample_spd_gaussian_log_eigen(_k(manifold), sigma, n, rng, eigen=True)
+        return _moved(eta, lam, vec)
+
+
+SPD_LOG_EIGEN = SPDLogEigenSampler()
