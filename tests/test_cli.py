@@ -202,7 +202,8 @@ def test_mechanism_table_lists_every_pair_from_the_capabilities(run):
     assert table["tangent_gaussian"] == ["yes" if n in ("euclidean", "spd-le") else "-" for n in REGISTRY]
     assert table["ambient_laplace"] == ["-" if n in ("hyperbolic", "kendall2d") else "yes" for n in REGISTRY]
     assert table["riemannian_gaussian"] == ["yes"] * len(REGISTRY)
-    assert table["wrapped_laplace"] == table["wrapped_gaussian"] == ["-" if n in ("sphere", "kendall2d") else "yes" for n in REGISTRY]
+    assert table["wrapped_laplace"] == table["wrapped_gaussian"] == ["-" if n in ("sphere", "kendall2d", "so3") else "yes"
+                                                                     for n in REGISTRY]
     assert "tangent_gaussian: manifolds with a flat chart only (euclidean, spd-le)" in res.stdout
     assert "restricted to the ball automatically" in res.stdout and "hyperbolic, spd-ai" in res.stdout
 
@@ -231,7 +232,7 @@ def test_mechanism_table_agrees_with_what_the_release_accepts(name):
 def test_every_manifold_has_a_size_option():
     assert {name: cli.size_option(name) for name in REGISTRY} == {
         "euclidean": "--dim", "sphere": "--dim", "hyperbolic": "--dim", "spd-ai": "--k", "spd-le": "--k",
-        "kendall2d": "--landmarks"}
+        "kendall2d": "--landmarks", "so3": "--dim"}  # SO(3): its dimension, 3, the only one
 
 
 @pytest.mark.parametrize("manifold,option,size,records,width", [
