@@ -616,7 +616,7 @@ def _charge_parallel(accountant: PrivacyAccountant | None, manifold: Manifold, p
     events = []
     for part in parts:
         p = check_public(part, manifold, accountant=accountant, **{k: v for k, v in options.items() if k != "round_to"})
-        events.append(_mean_stages(manifold, p, p["radius"], p["epsilon"], options["round_to"])[0].measurement.event)
+        events.append(_mean_stages(manifold, p, p.given_radius, p.epsilon, options["round_to"])[0].measurement.event)
     if accountant is not None:
         accountant.charge(min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter))
 

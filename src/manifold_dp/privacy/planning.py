@@ -34,6 +34,7 @@ from . import measurements
 from .float64_reach import check_reach, fits_float64
 from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
+from .public import PublicParams
 
 
 # The release pipeline's stages, read through ``Any``: ``privacy.release`` imports this module for
@@ -94,27 +95,27 @@ class Expectation:
 
 
 def _public(manifold: Manifold, mechanism: str, n: int, center: Any, delta: float | None, bound: str,
-            calibration: str, restrict: bool) -> dict[str, Any]:
+            calibration: str, restrict: bool, radius: float, epsilon: float) -> PublicParams:
     """The normalised public parameters stage 2 of ``privacy.release`` reads."""
-    return dict(n=int(n), center=center, mechanism=mechanism, delta=delta, bound=bound, calibration=calibration,
-                restrict=bool(restrict))
+    return PublicParams(n=int(n), center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
+                        bound=bound, calibration=calibration, restrict=bool(restrict))
 
 
 def _distance(manifold: Manifold, mechanism: str, scale: float) -> float:
     return float(_release().expected_noise_distance(manifold, SimpleNamespace(mechanism=mechanism, scale=scale)))
 
 
-def _laplace_type_scale(manifold: Manifold, mechanism: str, p: dict[str, Any], radius: float,
+def _laplace_type_scale(manifold: Manifold, mechanism: str, p: PublicParams, radius: float,
                         epsilon: float) -> tuple[float, str]:
     """The Laplace or KNG scale as ``privacy.release.calibrate`` sets it, without estimating a
     restricted law's acceptance (tens of seconds on SPD 28×28): the scale does not depend on it,
     and the release still checks it (and refuses when it is hopeless)."""
     release = _release()
-    center, n = p["center"], p["n"]
+    center, n = p.center, p.n
     sens, accuracy = release.mean_sensitivity(manifold, "kng" if mechanism == "kng" else "laplace", n=n, center=center,
-                                      radius=radius, bound=p["bound"])
+                                      radius=radius, bound=p.bound)
     release._optimisation_note(manifold, radius, accuracy, n)  # the release refuses too many certified steps
-    if mechanism == "laplace" and not p["restrict"]:
+    if mechanism == "laplace" and not p.restrict:
         try:
             meas = measurements.laplace(manifold, sens, epsilon)
         except ValueError:  # not integrable at this Δ/ε: the release restricts it
@@ -136,7 +137,7 @@ def expected_error(manifold: Manifold, mechanism: str, *, n: int, radius: float,
     the same, the release still checks it."""
     release = _release()
     center = manifold.origin if center is None else center
-    p = _public(manifold, mechanism, n, center, delta, bound, calibration, restrict)
+    p = _public(manifold, mechanism, n, center, delta, bound, calibration, restrict, radius, epsilon)
     try:
         if not full and mechanism in ("laplace", "kng"):
             scale, note = _laplace_type_scale(manifold, mechanism, p, radius, epsilon)
@@ -148,12 +149,12 @@ def expected_error(manifold: Manifold, mechanism: str, *, n: int, radius: float,
     return Expectation(mechanism, float(release.expected_noise_distance(manifold, cal.measurement)), float(cal.sigma), note)
 
 
-def _flat_gaussian_bound(manifold: Manifold, p: dict[str, Any], radius: float, epsilon: float) -> float:
+def _flat_gaussian_bound(manifold: Manifold, p: PublicParams, radius: float, epsilon: float) -> float:
     """``RIEMANNIAN_GAUSSIAN_SCREEN ×`` the flat analytic Gaussian's expected distance at the
     Riemannian Gaussian's Δ (``min(Δ, 2r)``, as ``calibrate`` takes it): the screen of ``auto``."""
-    sens, _ = _release().mean_sensitivity(manifold, "laplace", n=p["n"], center=p["center"], radius=radius,
-                                          bound=p["bound"])
-    sigma = float(_measurements.gaussian_scale(min(sens, 2.0 * radius), epsilon, p["delta"], "analytic"))
+    sens, _ = _release().mean_sensitivity(manifold, "laplace", n=p.n, center=p.center, radius=radius,
+                                          bound=p.bound)
+    sigma = float(_measurements.gaussian_scale(min(sens, 2.0 * radius), epsilon, p.delta, "analytic"))
     return RIEMANNIAN_GAUSSIAN_SCREEN * sigma * math.sqrt(manifold.dim)
 
 
@@ -195,7 +196,8 @@ def choose_mechanism(manifold: Manifold, *, n: int, radius: float, epsilon: floa
                                calibration=calibration, restrict=restrict, full=False) for m in names if m not in slow}
     best = min((e.expected_distance for e in found.values() if e.expected_distance is not None), default=math.inf)
     for m in slow & set(names):
-        screen = _flat_gaussian_bound(manifold, _public(manifold, m, n, center, delta, bound, calibration, restrict),
+        screen = _flat_gaussian_bound(manifold, _public(manifold, m, n, center, delta, bound, calibration, restrict, radius,
+                                                        epsilon),
                                       radius, epsilon)
         found[m] = (Expectation(m, None, None, f"not calibrated: at least about {screen:.3g} (half the flat Gaussian's), "
                                                f"above the best other candidate's {best:.3g}") if screen >= best else
@@ -384,7 +386,7 @@ def _scaled_gaussian_needs(manifold: Manifold, e: Expectation, n: int, epsilon: 
     times the ratio of the two at ``n`` (its quadrature takes seconds a call)."""
     def flat(n_: float, eps: float) -> float | None:
         p = _public(manifold, "riemannian_gaussian", int(n_), args["center"], args["delta"], args["bound"],
-                    args["calibration"], args["restrict"])
+                    args["calibration"], args["restrict"], args["radius"], eps)
         try:
             return _flat_gaussian_bound(manifold, p, args["radius"], eps) / RIEMANNIAN_GAUSSIAN_SCREEN
         except (ValueError, ArithmeticError):

@@ -49,7 +49,8 @@ from .certificate import BallStage, CenterSelection
 if TYPE_CHECKING:
     from .accounting import DpEvent, PrivacyAccountant
     from .ball_first_stage import FirstStage
-    from .release import Calibration, Plan, PrivateRelease, Public
+    from .public import PublicParams
+    from .release import Calibration, Plan, PrivateRelease
 
 __all__ = ["AutoCenter", "auto_center", "AutoBallExpectation", "expected_auto_ball",
            "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "fallback_index",
@@ -229,14 +230,16 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     p = rel.check_public(X, manifold, center=fs_probe.reference, radius=radius, epsilon=epsilon, delta=delta,
                          mechanism=mechanism, bound=bound, calibration=calibration, restrict=restrict,
                          accountant=accountant, strict=strict)
-    n, eps, auto = p["n"], p["epsilon"], p["auto"]
+    n, eps, auto = p.n, p.epsilon, p.auto
     radius_private = auto is not None
-    quantile = auto.quantile if radius_private else None
-    grid = (np.asarray(auto.grid) if radius_private and auto.grid is not None else ball_grid(manifold, fs_probe)) \
-        if radius_private else np.array([p["radius"]])
-    gaussian = p["delta"] is not None and mechanism in rel.GAUSSIAN_MECHANISMS
-    delta_first = 0.5 * p["delta"] if gaussian else 0.0
-    p_final = dict(p, delta=(p["delta"] - delta_first) if gaussian else p["delta"], center=fs_probe.reference)
+    quantile = auto.quantile if auto is not None else None
+    given_grid = auto.grid if auto is not None else None
+    grid = (np.asarray(given_grid) if given_grid is not None else ball_grid(manifold, fs_probe)) \
+        if radius_private else np.array([p.given_radius])
+    gaussian = p.delta is not None and mechanism in rel.GAUSSIAN_MECHANISMS
+    delta_first = 0.5 * p.delta if p.delta is not None and gaussian else 0.0
+    p_final = dataclasses.replace(p, delta=(p.delta - delta_first) if p.delta is not None and gaussian else p.delta,
+                                  center=fs_probe.reference)
     ac = ac.resolved()  # rounds and shares: public values only
     # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3 + the base measure's tilt
     reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * eps, n, cast(float, quantile),
@@ -266,18 +269,18 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         kept, kept_cals = kept[j:j + 1], kept_cals[j:j + 1]
     if round_to is None:
         rel.check_round_to(None, 0.0)  # the public warning, once
-    rel.check_strict(manifold, X, p["strict"])
-    if p["accountant"] is not None:  # every stage at once, before the data are read
+    rel.check_strict(manifold, X, p.strict)
+    if p.accountant is not None:  # every stage at once, before the data are read
         from dp_accounting import dp_event
 
         events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
         events += [pure_dp_event(s * eps) for s in recentre_shares]  # the K-norm rounds (ball_refine)
         events.append(_largest_event([cal[0].measurement.event for cal in kept_cals]))
 
-        p["accountant"].charge(dp_event.ComposedDpEvent(events))
+        p.accountant.charge(dp_event.ComposedDpEvent(events))
     points, _, ok = rel._validity(manifold, X)
     sanitised = rel._sanitised(manifold, points, ok, manifold.origin)
-    rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, auto.grid))
+    rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, given_grid))
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
                     round_to, reliable, stage.statistic(sanitised))
 
@@ -335,7 +338,7 @@ class BallPlan:
 
     manifold: Manifold
     _X: Any = field(repr=False)
-    public: Public = field(repr=False)
+    public: PublicParams = field(repr=False)
     auto: AutoCenter
     first: FirstStage
     candidates: tuple[float, ...]
@@ -349,7 +352,7 @@ class BallPlan:
 
     @property
     def epsilon(self) -> float:
-        return cast(float, self.public["epsilon"])
+        return self.public.epsilon
 
     def draw(self, size: int | None = None, *, rng: RngLike = None) -> Array:
         rng = as_generator(rng)
@@ -379,16 +382,16 @@ class BallPlan:
         region's reference point, a function of the released centre only."""
         from . import release as rel
 
-        m, p = self.manifold, dict(self.public, center=center)
+        m, p = self.manifold, dataclasses.replace(self.public, center=center)
         with np.errstate(all="ignore"):  # float warnings of the calibration would depend on the released ball
             try:
                 cal, grid = rel._mean_stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
             except (ValueError, ArithmeticError):
-                p = dict(self.public, center=self.first.reference)
+                p = dataclasses.replace(self.public, center=self.first.reference)
                 cal, grid = rel._mean_stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
-        rel.warn_if_mostly_noise(m, "frechet_mean", cal.measurement, radius, p["n"])  # public: n, ε, the released ball
-        records = rel.prepared(m, self._X, p["center"], radius, keep=rel._reads_records(m, cal),
-                               log_mean=rel._reads_log_mean(m, cal, radius, p["n"]))
+        rel.warn_if_mostly_noise(m, "frechet_mean", cal.measurement, radius, p.n)  # public: n, ε, the released ball
+        records = rel.prepared(m, self._X, p.center, radius, keep=rel._reads_records(m, cal),
+                               log_mean=rel._reads_log_mean(m, cal, radius, p.n))
         plan = rel._mean_plan(m, p, radius, cal, grid, records)
         point, acceptance = plan.draw_with_stats(None, rng=rng)
         return point, plan, cal, acceptance
@@ -409,7 +412,7 @@ class BallPlan:
             if not last:
                 share = recentre_shares[t] * self.epsilon
                 reach = min(self.first.diameter, float(self.manifold.injectivity_radius))
-                point, sigma = tangent_round(self.manifold, self._X, center, radius, self.public["n"], share, rng, reach)
+                point, sigma = tangent_round(self.manifold, self._X, center, radius, self.public.n, share, rng, reach)
                 center = self.first.clamp(point)
                 stages.append(self._round_record(share, sigma, radius))
         point, plan, cal, acceptance = self._release_at(center, radius, release_share, rng)
@@ -434,13 +437,13 @@ class BallPlan:
     def _round_record(self, epsilon: float, sigma: float, radius: float) -> BallStage:
         return BallStage(stage="recentre", mechanism="l2_laplace", theorem=ROUND_THEOREM,
                          statistic="(1/n) Σ clip_R(log_c x_i) in orthonormal coordinates of T_c M (ball_refine)",
-                         sensitivity=round_sensitivity(self.public["n"], radius),
+                         sensitivity=round_sensitivity(self.public.n, radius),
                          sensitivity_bound="Δ = 2R/n: every clipped row has norm ≤ R", scale=sigma, epsilon=epsilon,
                          delta=0.0, radius=float(radius))
 
     def _radius_record(self, share: float, radius: float) -> BallStage:
         if not self.select_radius:
-            why = ("the radius was given" if len(self.candidates) == 1 and self.public["auto"] is None else
+            why = ("the radius was given" if len(self.candidates) == 1 and self.public.auto is None else
                    "small n·epsilon: the exponential mechanism could not tell the data's scale, so the public fallback "
                    "(the largest candidate whose release is not mostly noise, else the smallest) was used and its "
                    "share went to the centre")

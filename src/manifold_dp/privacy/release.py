@@ -38,7 +38,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -46,9 +46,9 @@ from numpy.typing import ArrayLike
 from .._random import RngLike, as_generator
 from .._threads import blas_limited
 from .._typing import Array, BoolArray, FloatArray
-from .._validation import check_delta, check_epsilon, check_positive, check_radius
+from .._validation import check_positive, check_radius
 from ..manifolds import Euclidean
-from ..manifolds.base import Manifold, check_order, finite_rows, select
+from ..manifolds.base import Manifold, finite_rows, select
 from ..records import CHUNK, is_dask
 from ..stats.frechet import (
     MAX_CERTIFIED_ITERATIONS,
@@ -60,13 +60,14 @@ from ..stats.frechet import (
 from . import gdp, measurements
 from . import private_ball as _private_ball
 from . import radius_selection as _selection
-from .accounting import PrivacyAccountant, check_accountant, pure_dp_event
-from .certificate import Certificate, MechanismCandidate, MechanismSelection, RadiusSelection
+from .accounting import PrivacyAccountant, pure_dp_event
+from .certificate import Certificate, RadiusSelection
 from .float64_reach import check_ball, check_reach
 from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
+from .public import PublicParams, check_public, record_count, validate_center
 from .radius_selection import AutoRadius
-from .sensitivity import BOUNDS, ambient_sensitivity, bound_rule, frechet_mean_sensitivity
+from .sensitivity import ambient_sensitivity, bound_rule, frechet_mean_sensitivity
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -74,8 +75,8 @@ if TYPE_CHECKING:
     from .accounting import DpEvent
 
 __all__ = ["ReleaseWarning", "RecordsWarning", "InvalidRecordsError", "PrivateRelease", "validate_center",
-           "record_count", "check_public", "Calibration", "mean_accuracy", "calibrate", "check_reach", "check_ball",
-           "MECHANISMS", "GAUSSIAN_MECHANISMS",
+           "record_count", "check_public", "PublicParams", "Calibration", "mean_accuracy", "calibrate", "check_reach",
+           "check_ball", "MECHANISMS", "GAUSSIAN_MECHANISMS",
            "expected_noise_distance", "warn_if_mostly_noise", "charge", "RecordCounts", "prepare_records",
            "prepared", "record_distances", "check_strict", "warn_records", "ambient_mean", "output_grid", "finish",
            "check_round_to", "Plan", "AutoRadius", "AutoPlan", "plan_release", "private_frechet_mean",
@@ -105,9 +106,6 @@ class InvalidRecordsError(ValueError):
     """``strict=True`` and some records are non-finite or not on the manifold (the message gives
     counts only). Raised before the accountant is charged; nothing is released. Whether it is
     raised depends on the data: it is for the data holder's own checks (docs/security.md)."""
-
-
-Public: TypeAlias = dict[str, Any]  # the normalised public parameters of ``check_public``
 
 
 def _warn(message: str, category: type[Warning], emit: bool = True) -> None:
@@ -181,111 +179,6 @@ class PrivateRelease:
 
     def summary(self) -> str:
         return self.certificate.summary()
-
-
-# --- stage 1: public parameters and the records' container --------------------------------
-
-def validate_center(manifold: Manifold, center: Any) -> Array:
-    """The public centre as one point of ``manifold`` (no batch axes), or a ``ValueError``/``TypeError``
-    naming ``center``. Layouts in ``manifold.user_point_shapes`` (Kendall: real landmarks) too."""
-    if isinstance(center, (str, bytes, np.ma.MaskedArray)):
-        raise TypeError(f"center must be a numeric array holding one point of {manifold!r}, got {type(center).__name__}")
-    try:
-        c = np.asarray(center)
-    except (ValueError, TypeError, OverflowError):
-        raise TypeError(f"center must be a numeric array holding one point of {manifold!r}") from None
-    if c.dtype.kind not in "biufc":
-        raise TypeError(f"center must be a numeric array holding one point of {manifold!r}, got dtype kind {c.dtype.kind!r}")
-    if np.iscomplexobj(c) and not np.issubdtype(np.dtype(manifold.dtype), np.complexfloating):
-        raise TypeError(f"center must be real for {manifold!r}, got a complex array")
-    if c.shape not in (tuple(manifold.point_shape),) + tuple(manifold.user_point_shapes):
-        raise ValueError(f"center must be one point of shape {tuple(manifold.point_shape)} for {manifold!r}, got shape {c.shape}")
-    with np.errstate(all="ignore"):
-        c = manifold.as_points(c)
-    return manifold.validate_point(c, "center")
-
-
-def record_count(manifold: Manifold, X: Any) -> int:
-    """``n`` (public) after checking the container: a numeric array ``(n, *point_shape)`` (or a
-    layout of ``manifold.user_point_shapes``), ``n ≥ 1``. Masked arrays, strings, dates and
-    objects are refused rather than guessed at."""
-    if isinstance(X, np.ma.MaskedArray):
-        raise TypeError("X is a masked array: the mask would be ignored; drop or fill the masked records first")
-    if is_dask(X):
-        shape, kind = X.shape, np.dtype(X.dtype).kind
-    else:
-        try:
-            arr = np.asarray(X)
-        except (ValueError, TypeError, OverflowError):
-            raise TypeError(f"X must be a numeric array of records of {manifold!r}") from None
-        shape, kind = arr.shape, arr.dtype.kind
-    if kind not in "biufc":
-        raise TypeError(f"X must be a numeric array of records of {manifold!r}, got dtype kind {kind!r}")
-    if kind == "c" and not np.issubdtype(np.dtype(manifold.dtype), np.complexfloating):
-        raise TypeError(f"X must be real-valued for {manifold!r}, got complex records")
-    point = tuple(manifold.point_shape)
-    layouts = (point,) + (tuple(manifold.user_point_shapes) if kind != "c" else ())  # user layouts are real
-    if len(shape) < 1 or tuple(shape[1:]) not in layouts:
-        raise ValueError(f"X must have shape (n, {', '.join(map(str, point))}), got {tuple(shape)}")
-    if shape[0] == 0:
-        raise ValueError("X must hold at least one record (n >= 1)")
-    return int(shape[0])
-
-
-def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: Any, delta: Any, mechanism: str,
-                 bound: str, calibration: str, restrict: bool, accountant: Any, strict: bool = False) -> Public:
-    """Stage 1: every public parameter checked, in a fixed order; returns them normalised.
-    ``radius`` may be ``"auto"`` or an ``AutoRadius`` (then ``radius`` is ``None`` and ``auto``
-    holds the selection's parameters)."""
-    check_order(X, manifold, "a private release")
-    epsilon = check_epsilon(epsilon)
-    if mechanism not in MECHANISM_SPECS and mechanism != "auto":
-        raise ValueError(f"mechanism must be one of {MECHANISMS} or 'auto', got {mechanism!r}")
-    gaussian = mechanism in GAUSSIAN_MECHANISMS
-    delta = check_delta(delta, required=gaussian) if gaussian or delta is not None else None
-    if calibration not in measurements.CALIBRATIONS:
-        raise ValueError(f"calibration must be 'analytic' or 'classical', got {calibration!r}")
-    if bound not in BOUNDS:
-        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-    if not isinstance(restrict, (bool, np.bool_)):
-        raise TypeError(f"restrict must be True or False, got {type(restrict).__name__}")
-    if not isinstance(strict, (bool, np.bool_)):
-        raise TypeError(f"strict must be True or False, got {type(strict).__name__}")
-    accountant = check_accountant(accountant)
-    auto = _selection.auto_radius(radius)
-    radius = check_radius(manifold, radius) if auto is None else None
-    if auto is not None and is_dask(X):
-        raise ValueError("radius='auto' reads every record's distance from the centre in memory: not supported on "
-                         "Dask arrays; give a number, or choose it on a sample you may spend budget on")
-    center = validate_center(manifold, center)
-    unsupported = None if mechanism == "auto" else MECHANISM_SPECS[mechanism].unsupported(manifold, dask=is_dask(X))
-    if unsupported is not None:
-        raise ValueError(unsupported)
-    n = record_count(manifold, X)
-    selection = None
-    if mechanism == "auto":  # public values only, before any record is read
-        mechanism, selection = _auto_mechanism(manifold, n=n, center=center, radius=radius, auto=auto, epsilon=epsilon,
-                                               delta=delta, bound=bound, calibration=calibration, restrict=bool(restrict),
-                                               dask=is_dask(X))
-    return dict(n=n, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
-                calibration=calibration, restrict=bool(restrict), accountant=accountant, auto=auto, strict=bool(strict),
-                mechanism_selection=selection)
-
-
-def _auto_mechanism(manifold: Manifold, *, n: int, center: Array, radius: Any, auto: Any, epsilon: float,
-                    delta: float | None, bound: str, calibration: str, restrict: bool,
-                    dask: bool) -> tuple[str, MechanismSelection]:
-    """``mechanism="auto"``: the mechanism with the smallest expected noise distance at the public
-    parameters (``privacy.planning.choose_mechanism``) and the certificate's record of the choice."""
-    if auto is not None:
-        raise ValueError("mechanism='auto' compares the mechanisms at a public radius: with radius='auto' name the "
-                         "mechanism, or give the radius")
-    from .planning import choose_mechanism
-
-    choice = choose_mechanism(manifold, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center, bound=bound,
-                              calibration=calibration, restrict=restrict, exclude=("kng",) if dask else ())
-    candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in choice.candidates)
-    return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
 
 
 # --- stage 2: calibration, from public values only ------------------------------------------
@@ -757,13 +650,13 @@ RADIUS_UNITS = """radius : float, "auto" or AutoRadius
         records only."""
 
 
-def _mean_stages(manifold: Manifold, p: Public, radius: float, epsilon: float, round_to: float | str | None,
+def _mean_stages(manifold: Manifold, p: PublicParams, radius: float, epsilon: float, round_to: float | str | None,
                  warn: bool = True) -> tuple[Calibration, float | None]:
     """Stage 2 of the mean at ``radius`` and ``epsilon``: ``(calibration, output grid)``, or a
     ``ValueError`` — public values only."""
-    center = p["center"]
-    cal = calibrate(manifold, p["mechanism"], n=p["n"], center=center, radius=radius, epsilon=epsilon, delta=p["delta"],
-                    bound=p["bound"], calibration=p["calibration"], restrict=p["restrict"])
+    center = p.center
+    cal = calibrate(manifold, p.mechanism, n=p.n, center=center, radius=radius, epsilon=epsilon, delta=p.delta,
+                    bound=p.bound, calibration=p.calibration, restrict=p.restrict)
     spec = MECHANISM_SPECS[cal.measurement.mechanism]
     if spec.gaussian_tail:
         check_reach(manifold, center, radius, cal.sigma, cal.restricted, gaussian=True)
@@ -787,9 +680,9 @@ def _reads_log_mean(manifold: Manifold, cal: Calibration, radius: float, n: int)
     return certified_schedule(manifold, radius, cal.accuracy, n).start != "extrinsic"
 
 
-def _mean_plan(manifold: Manifold, p: Public, radius: float, cal: Calibration, grid: float | None, records: Any) -> Plan:
+def _mean_plan(manifold: Manifold, p: PublicParams, radius: float, cal: Calibration, grid: float | None, records: Any) -> Plan:
     """Stage 4 of the mean at ``radius`` on the ``prepared`` records (charged already)."""
-    center = p["center"]
+    center = p.center
     statistic = cal.measurement.statistic
     value: Any
     if statistic == "ambient_mean":
@@ -798,8 +691,8 @@ def _mean_plan(manifold: Manifold, p: Public, radius: float, cal: Calibration, g
         with np.errstate(all="ignore"):
             mean = certified_frechet_mean(manifold, records, center, radius, cal.accuracy)
         value = (records, mean) if statistic == "gradient_field" else mean
-    public = dict(statistic="frechet_mean", manifold=manifold, n=p["n"], radius=radius,
-                  mechanism_selection=p.get("mechanism_selection"))
+    public = dict(statistic="frechet_mean", manifold=manifold, n=p.n, radius=radius,
+                  mechanism_selection=p.mechanism_selection)
     return Plan(manifold, center, grid, cal, public, value)
 
 
@@ -821,16 +714,16 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
             calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant, strict=strict)
     p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
                      bound=bound, calibration=calibration, restrict=restrict, accountant=accountant, strict=strict)
-    if p["auto"] is not None:
+    if p.auto is not None:
         return _auto_plan(X, manifold, p, round_to, "frechet_mean", _mean_stages, _mean_plan)
-    cal, grid = _mean_stages(manifold, p, p["radius"], p["epsilon"], round_to)
-    warn_if_near_limit(manifold, p["radius"], p["mechanism"], p["bound"])
-    warn_if_mostly_noise(manifold, "frechet_mean", cal.measurement, p["radius"], p["n"])
-    check_strict(manifold, X, p["strict"])
-    charge(p["accountant"], cal.measurement)
-    records = prepared(manifold, X, p["center"], p["radius"], keep=_reads_records(manifold, cal),
-                       log_mean=_reads_log_mean(manifold, cal, p["radius"], p["n"]))
-    return _mean_plan(manifold, p, p["radius"], cal, grid, records)
+    cal, grid = _mean_stages(manifold, p, p.given_radius, p.epsilon, round_to)
+    warn_if_near_limit(manifold, p.given_radius, p.mechanism, p.bound)
+    warn_if_mostly_noise(manifold, "frechet_mean", cal.measurement, p.given_radius, p.n)
+    check_strict(manifold, X, p.strict)
+    charge(p.accountant, cal.measurement)
+    records = prepared(manifold, X, p.center, p.given_radius, keep=_reads_records(manifold, cal),
+                       log_mean=_reads_log_mean(manifold, cal, p.given_radius, p.n))
+    return _mean_plan(manifold, p, p.given_radius, cal, grid, records)
 
 
 def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius | None = None,
@@ -967,10 +860,10 @@ def frechet_variance_sensitivity(n: int, radius: float, accuracy: float = 0.0) -
     return 4.0 * radius**2 / n + 2.0 * accuracy * (4.0 * radius + accuracy)
 
 
-def _variance_stages(manifold: Manifold, p: Public, radius: float, epsilon: float, round_to: float | str | None,
+def _variance_stages(manifold: Manifold, p: PublicParams, radius: float, epsilon: float, round_to: float | str | None,
                      warn: bool = True) -> tuple[Calibration, float | None]:
     """Stage 2 of the variance at ``radius`` and ``epsilon``: ``(calibration, output grid)``."""
-    center, n = p["center"], p["n"]
+    center, n = p.center, p.n
     check_ball(manifold, center, radius)
     accuracy = mean_accuracy(manifold, center, radius, 2.0 * radius / n)
     sens = frechet_variance_sensitivity(n, radius, accuracy) + 8.0 * radius * manifold.float_error(center, radius)
@@ -980,15 +873,15 @@ def _variance_stages(manifold: Manifold, p: Public, radius: float, epsilon: floa
     return cal, check_round_to(round_to, output_grid(Euclidean(1), meas.scale, np.zeros(1), radius**2), warn=warn)
 
 
-def _variance_plan(manifold: Manifold, p: Public, radius: float, cal: Calibration, grid: float | None,
+def _variance_plan(manifold: Manifold, p: PublicParams, radius: float, cal: Calibration, grid: float | None,
                    records: Any) -> Plan:
     """Stage 4 of the variance at ``radius`` on the ``prepared`` records (charged already): the
     certified mean, ``V`` at it."""
-    center = p["center"]
+    center = p.center
     with np.errstate(all="ignore"):
         mean = certified_frechet_mean(manifold, records, center, radius, cal.accuracy)
         variance = mean_squared_distance(manifold, records, mean)
-    public = dict(statistic="frechet_variance", manifold=manifold, n=p["n"], radius=radius)
+    public = dict(statistic="frechet_variance", manifold=manifold, n=p.n, radius=radius)
     return Plan(Euclidean(1), np.zeros(1), grid, cal, public, np.array([variance]),
                 _post=lambda y: np.clip(y, 0.0, radius**2))
 
@@ -1054,13 +947,13 @@ def private_frechet_variance(X: ArrayLike, manifold: Manifold, *, center: ArrayL
     rng = as_generator(rng)
     p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=None, mechanism="laplace",
                      bound="tight", calibration="analytic", restrict=False, accountant=accountant, strict=strict)
-    if p["auto"] is not None:
+    if p.auto is not None:
         return _auto_plan(X, manifold, p, round_to, "frechet_variance", _variance_stages, _variance_plan).release(rng=rng)
-    cal, grid = _variance_stages(manifold, p, p["radius"], p["epsilon"], round_to)
-    warn_if_mostly_noise(manifold, "frechet_variance", cal.measurement, p["radius"], p["n"])
-    check_strict(manifold, X, p["strict"])
-    charge(p["accountant"], cal.measurement)
-    plan = _variance_plan(manifold, p, p["radius"], cal, grid, prepared(manifold, X, p["center"], p["radius"]))
+    cal, grid = _variance_stages(manifold, p, p.given_radius, p.epsilon, round_to)
+    warn_if_mostly_noise(manifold, "frechet_variance", cal.measurement, p.given_radius, p.n)
+    check_strict(manifold, X, p.strict)
+    charge(p.accountant, cal.measurement)
+    plan = _variance_plan(manifold, p, p.given_radius, cal, grid, prepared(manifold, X, p.center, p.given_radius))
     value, acceptance = plan.draw_with_stats(None, rng=rng)
     return PrivateRelease(float(value[0]), plan.certificate(acceptance))
 
@@ -1154,16 +1047,16 @@ def _numerical_calibration(manifold: Manifold, mechanism: str) -> bool:
     return mechanism == "riemannian_gaussian" and gdp.profile_method(manifold) != "exact"
 
 
-def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | None, statistic: str,
+def _auto_plan(X: Any, manifold: Manifold, p: PublicParams, round_to: float | str | None, statistic: str,
                stages: Callable[..., tuple[Calibration, float | None]], build: Callable[..., Plan]) -> AutoPlan:
     """Filter the grid by the public stages, charge both parts, read the distances."""
-    auto, center, n = p["auto"], p["center"], p["n"]
+    auto, center, n = cast(AutoRadius, p.auto), p.center, p.n  # radius='auto': the caller's branch
     given = auto.grid is not None
     grid = np.asarray(auto.grid) if given else _selection.default_grid(manifold, center)
-    if not given and _numerical_calibration(manifold, p["mechanism"]):
+    if not given and _numerical_calibration(manifold, p.mechanism):
         grid = _selection.thinned_grid(grid)
-    selection_epsilon = auto.budget * p["epsilon"]
-    release_epsilon = p["epsilon"] - selection_epsilon
+    selection_epsilon = auto.budget * p.epsilon
+    release_epsilon = p.epsilon - selection_epsilon
     kept: list[float]
     kept_stages: list[tuple[Calibration, float | None]]
     kept, kept_stages = [], []
@@ -1186,11 +1079,11 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
     safe = _selection.safe_radius(manifold, kept, given, inflation)
     log_base = _selection.base_log_weights(kept, safe, grid, inflation)
     _warn_if_selection_unreliable(auto, n, selection_epsilon, log_base)
-    check_strict(manifold, X, p["strict"])
-    if p["accountant"] is not None:  # both parts at once, before the data are read
+    check_strict(manifold, X, p.strict)
+    if p.accountant is not None:  # both parts at once, before the data are read
         from dp_accounting import dp_event
 
-        p["accountant"].charge(dp_event.ComposedDpEvent([
+        p.accountant.charge(dp_event.ComposedDpEvent([
             pure_dp_event(selection_epsilon), _dominating_event([cal.measurement.event for cal, _ in kept_stages])]))
     utility = _selection.quantile_utility(record_distances(manifold, X, center, cap=_distance_cap(kept)), kept,
                                           auto.quantile)
@@ -1199,7 +1092,7 @@ def _auto_plan(X: Any, manifold: Manifold, p: Public, round_to: float | str | No
     note = (f"{where} ({rule}); {len(kept)} pass the public checks (the rest were dropped before the data were read); "
             f"base measure b(g) ∝ (g/s)^{_selection.LARGER_RADIUS_POWER:g} up to s = {safe:.4g}, halving per grid step "
             "above it and divided by the growth of the noise per unit radius there (favours larger radii up to s)")
-    return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p["epsilon"]),
+    return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p.epsilon),
                     float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon, log_base),
                     lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(
                         manifold, X, center, radius, keep=build is not _mean_plan or _reads_records(manifold, cal),

@@ -34,6 +34,7 @@ from ..records import is_dask
 from . import measurements
 from .accounting import PrivacyAccountant, gaussian_dp_event
 from .certificate import Certificate, JsonRecord
+from .public import PublicParams
 from .release import (
     GRID_ABOVE_ULP,
     GRID_BELOW_SCALE,
@@ -326,21 +327,21 @@ def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, 
     p = check_public(X, manifold, center=center, radius=radius, epsilon=mean_epsilon, delta=share * delta,
                      mechanism=mean_mechanism, bound="tight", calibration=calibration, restrict=False,
                      accountant=accountant, strict=strict)
-    mean_measurement = _mean_stages(manifold, p, p["radius"], p["epsilon"], "auto")[0].measurement
+    mean_measurement = _mean_stages(manifold, p, p.given_radius, p.epsilon, "auto")[0].measurement
     moment_delta = delta - mean_measurement.delta  # all of δ after a pure ε-DP mean
     gauss = analyze_gauss((1.0 - share) * epsilon, moment_delta, calibration)
     events = [mean_measurement.event, gauss.event]
-    check_strict(manifold, X, p["strict"])
-    if p["accountant"] is not None:  # both parts at once, before the records are read
+    check_strict(manifold, X, p.strict)
+    if p.accountant is not None:  # both parts at once, before the records are read
         from dp_accounting import dp_event
 
-        p["accountant"].charge(dp_event.ComposedDpEvent(events))
-    mean_release = private_frechet_mean(X, manifold, center=p["center"], radius=p["radius"], epsilon=mean_epsilon,
+        p.accountant.charge(dp_event.ComposedDpEvent(events))
+    mean_release = private_frechet_mean(X, manifold, center=p.center, radius=p.given_radius, epsilon=mean_epsilon,
                                         delta=share * delta, mechanism=mean_mechanism, calibration=calibration, rng=rng)
     mean = mean_release.point
-    n, dim = p["n"], manifold.dim
-    clip_norm = tangent_clip_norm(manifold, mean, p["center"], p["radius"])
-    records = np.asarray(prepare_records(manifold, X, p["center"], p["radius"])[0])  # counted (warned) by the mean
+    n, dim = p.n, manifold.dim
+    clip_norm = tangent_clip_norm(manifold, mean, p.center, p.given_radius)
+    records = np.asarray(prepare_records(manifold, X, p.center, p.given_radius)[0])  # counted (warned) by the mean
     rows = _tangent_rows(manifold, records, mean, clip_norm)
     sensitivity = second_moment_sensitivity(n, clip_norm, dim)
     sigma = gauss.scale(sensitivity)
@@ -364,12 +365,12 @@ def _warn_if_moment_mostly_noise(sigma: float, clip_norm: float, dim: int, n: in
               f"{noise / clip_norm**2:.2g}-fold", ReleaseWarning)
 
 
-def _certificate(p: dict[str, Any], mean_certificate: Certificate, gauss: AnalyzeGauss, events: list[Any], k: int,
+def _certificate(p: PublicParams, mean_certificate: Certificate, gauss: AnalyzeGauss, events: list[Any], k: int,
                  share: float, clip_norm: float, sensitivity: float, sigma: float, grid: float, dim: int,
                  delta: float) -> TangentPCACertificate:
     from .. import __version__
 
-    composed = PrivacyAccountant(epsilon=p["epsilon"] + gauss.epsilon, delta=delta).spent(events=events)[0]
+    composed = PrivacyAccountant(epsilon=p.epsilon + gauss.epsilon, delta=delta).spent(events=events)[0]
     rule = (f"σ = z·Δ with z = {gauss.noise_multiplier:.6g}, the {gauss.calibration} Gaussian scale at unit sensitivity "
             f"for (ε, δ) = ({gauss.epsilon:g}, {gauss.delta:g})")
     moment = SecondMomentCertificate(
@@ -383,7 +384,7 @@ def _certificate(p: dict[str, Any], mean_certificate: Certificate, gauss: Analyz
                    f"moment), delta = {mean_certificate.delta:g} + {gauss.delta:g}; a PrivacyAccountant (adaptive) "
                    "composing the two events gives composed_epsilon at this delta")
     return TangentPCACertificate(
-        statistic="tangent_pca", manifold=mean_certificate.manifold, n=p["n"], radius=p["radius"], n_components=k,
+        statistic="tangent_pca", manifold=mean_certificate.manifold, n=p.n, radius=p.given_radius, n_components=k,
         epsilon=total_epsilon, delta=mean_certificate.delta + gauss.delta, mean_share=share,
         composed_epsilon=float(composed), composition=composition, mean=mean_certificate,
         second_moment=moment,
