@@ -29,7 +29,7 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
-         "tests/test_spread_constant.py"]
+         "tests/test_spread_constant.py", "tests/test_so3.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -78,6 +78,15 @@ MUTATIONS = {
                                            "Kendall volume sin^(2m−2), log J and its slope changed together", 2),
     "kendall-volume-slope": ("manifolds/kendall.py", "return (2 * self.k_landmarks - 5) / np.tan(rho) - np.tan(rho)",
                              "return (2 * self.k_landmarks - 6) / np.tan(rho) - np.tan(rho)", "Kendall volume slope off by one"),
+    "so3-curvature-ninth": ("manifolds/so3.py", "curvature_bounds = (0.25, 0.25)", "curvature_bounds = (1.0 / 9.0, 1.0 / 9.0)",
+                            "SO(3) as S³(3)/±1: a flatter ball's L/h in the sensitivity, its volume density sin²(ρ/3)"),
+    "so3-sign-from-the-computation": ("manifolds/so3.py", "    return q * (1.0 - 2.0 * negative)\n", "    return q\n",
+                                      "SO(3) releases keep the sign of q the computation ended with, not the canonical one"),
+    "so3-ambient-chord-halve": ("manifolds/so3.py", "return float(2.0 * np.sqrt(2.0) * np.sin(min(radius, np.pi) / 2.0))",
+                                "return float(np.sqrt(2.0) * np.sin(min(radius, np.pi) / 2.0))", "SO(3)'s ambient radius halved"),
+    "ball-first-stage-so3-drop-sqrt2": ("privacy/ball_first_stage.py", "return math.sqrt(2.0) / n  # as Kendall's",
+                                        "return 1.0 / n  # as Kendall's",
+                                        "center='auto': the SO(3) matrix mean's sensitivity 1/n instead of √2/n"),
     "space-form-volume-exponent": ("manifolds/geometry.py", "return (lambda r: (d - 1) * np.log(np.maximum(R * np.sin(r / R), 0.0)))",
                                    "return (lambda r: (d - 2) * np.log(np.maximum(R * np.sin(r / R), 0.0)))",
                                    "sphere volume sin^(d−2)"),

@@ -179,6 +179,25 @@ def test_sensitivity_is_the_formula_at_kappa_one_quarter(r):
         frechet_mean_sensitivity(M, n=n, radius=np.pi / 2)
 
 
+@pytest.mark.parametrize("r", [0.3, 1.2])
+def test_ambient_radius_is_the_chord_of_the_rotation_matrices(r):
+    """``‖R(x) − R(c)‖_F = 2√2 sin(ρ/2)``, increasing in ``ρ``: the ball ``B_r(c)`` fills the Euclidean
+    ball of radius ``2√2 sin(r/2)`` about ``R(c)`` out to its edge, and the extrinsic baselines'
+    sensitivity is twice that over ``n``."""
+    rng = np.random.default_rng(19)
+    c = as_quaternions(Rotation.random(random_state=20))
+    edge = M.exp(c, r * M.random_unit_tangent(c, size=200, rng=rng))
+    inside = M.random_point(c, r, size=200, rng=rng)
+    chord = lambda X: np.linalg.norm(M.to_ambient(X) - M.to_ambient(c), axis=-1)
+    assert np.allclose(chord(edge), M.ambient_radius(c, r), rtol=1e-12)
+    assert np.all(chord(inside) <= M.ambient_radius(c, r) * (1 + 1e-12))
+    assert math.isclose(M.ambient_radius(c, r), 2 * math.sqrt(2) * math.sin(r / 2), rel_tol=1e-15)
+    X = M.random_point(c, r, size=40, rng=rng)
+    rel = private_frechet_mean(X, M, center=c, radius=r, epsilon=1.0, mechanism="ambient_laplace", rng=1)
+    assert math.isclose(rel.certificate.sensitivity, 2 * 2 * math.sqrt(2) * math.sin(r / 2) / 40, rel_tol=1e-12)
+    assert np.allclose(M.dist(M.from_ambient(M.to_ambient(X)), X), 0.0, atol=1e-7)
+
+
 def test_first_stage_sensitivity_is_attained_by_half_turns_apart():
     stage = first_stage(M, 10, 1.0)
     assert stage.sensitivity == math.sqrt(2) / 10 and stage.dimension == 10

@@ -179,7 +179,7 @@ class _RotationStage:
         return 10
 
     def sensitivity(self, m: SO3, n: int, bound: float | None) -> float:
-        return math.sqrt(2.0) / n
+        return math.sqrt(2.0) / n  # as Kendall's: ‖qqᵀ − ppᵀ‖_F ≤ √2
 
     def rule(self, m: SO3, bound: float | None) -> str:
         return "Δ = √2/n: ‖qqᵀ − ppᵀ‖_F² = 2 − 2⟨q, p⟩² ≤ 2 for unit q, p"
