@@ -161,5 +161,6 @@ def test_only_round_spheres_declare_the_capability():
     for name, cls in REGISTRY.items():
         for m in cls.examples():
             lo, hi = m.curvature_bounds
-            assert m.round_sphere == (name == "sphere"), m
+            # SO(3) = S³(2)/±1: its balls below r* are balls of S³(2) (docs/theory.md §1, Rotations)
+            assert m.round_sphere == (name in ("sphere", "so3")), m
             assert not m.round_sphere or lo == hi > 0
