@@ -261,7 +261,7 @@ def test_base_measure_is_a_function_of_public_values_only():
     assert all(np.array_equal(plans[0].log_base, p.log_base) for p in plans[1:])
     assert not np.array_equal(plans[0]._log_weights, plans[1]._log_weights)  # the utility does read the records
     grid, cands = default_grid(S, S.origin), np.asarray(plans[0].candidates)
-    inflation = _noise_inflation(cands, plans[0].stages, "frechet_mean")  # σ/r over the smallest: the calibrations'
+    inflation = _noise_inflation(cands, plans[0].stages, 1.0)  # σ/r over the smallest: the calibrations'
     safe = safe_radius(S, cands, False, inflation)
     assert np.array_equal(plans[0].log_base, base_log_weights(cands, safe, grid, inflation))
     # ∝ g up to the safe radius, below r* = π/4 where the sphere's L/h (and the noise) blows up; above it

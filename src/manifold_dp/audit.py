@@ -43,6 +43,7 @@ from ._typing import Array
 from .manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from .manifolds.base import Manifold
 from .manifolds.kendall import hermitian
+from .privacy import frechet_mean as _frechet_mean
 from .privacy import radius_selection as _selection
 from .privacy import release as _release
 from .privacy.radius_selection import AutoRadius
@@ -270,7 +271,7 @@ def under_noised(factor: float) -> Iterator[None]:
     """Inside the block every release pipeline builds its measurement with σ × ``factor`` (and
     reports it): the mechanism a buggy calibration would build. For power checks only; not
     thread-safe."""
-    original, original_weights = _release.calibrate, _selection.selection_log_weights
+    original, original_weights = _frechet_mean.calibrate, _selection.selection_log_weights
 
     def scaled(*args, **kwargs):
         cal = original(*args, **kwargs)
@@ -282,11 +283,11 @@ def under_noised(factor: float) -> Iterator[None]:
         return original_weights(utility, selection_epsilon / factor, log_base)
 
     if factor != 1.0:
-        _release.calibrate, _selection.selection_log_weights = scaled, sharpened
+        _frechet_mean.calibrate, _selection.selection_log_weights = scaled, sharpened
     try:
         yield
     finally:
-        _release.calibrate, _selection.selection_log_weights = original, original_weights
+        _frechet_mean.calibrate, _selection.selection_log_weights = original, original_weights
 
 
 def _statistics(m, y, mean, mean2, kng_records, base=None):

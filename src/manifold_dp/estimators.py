@@ -609,14 +609,15 @@ def _charge_parallel(accountant: PrivacyAccountant | None, manifold: Manifold, p
     record is read: every class's stage 1–2 (public: its count, the parameters) runs first, and
     the event that charges most is charged (all classes share ε and δ, so they are equal up to
     float rounding)."""
-    from .privacy.release import _mean_stages, check_public
+    from .privacy.frechet_mean import FRECHET_MEAN
+    from .privacy.public import check_public
 
     if not _is_real_number(options["radius"]):
         raise ValueError(f"radius must be a number for PrivateMDM (radius='auto' is not supported), got {options['radius']!r}")
     events = []
     for part in parts:
         p = check_public(part, manifold, accountant=accountant, **{k: v for k, v in options.items() if k != "round_to"})
-        events.append(_mean_stages(manifold, p, p.given_radius, p.epsilon, options["round_to"])[0].measurement.event)
+        events.append(FRECHET_MEAN.stages(manifold, p, p.given_radius, p.epsilon, options["round_to"])[0].measurement.event)
     if accountant is not None:
         accountant.charge(min(events, key=lambda e: getattr(e, "noise_multiplier", None) or e.noise_parameter))
 

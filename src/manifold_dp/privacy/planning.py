@@ -45,6 +45,12 @@ def _release() -> Any:
     return release
 
 
+def _frechet_mean() -> Any:
+    from . import frechet_mean
+
+    return frechet_mean
+
+
 _measurements: Any = measurements
 
 __all__ = ["supports", "candidate_mechanisms", "Expectation", "expected_error", "MechanismChoice", "choose_mechanism",
@@ -112,7 +118,7 @@ def _laplace_type_scale(manifold: Manifold, mechanism: str, p: PublicParams, rad
     and the release still checks it (and refuses when it is hopeless)."""
     release = _release()
     center, n = p.center, p.n
-    sens, accuracy = release.mean_sensitivity(manifold, "kng" if mechanism == "kng" else "laplace", n=n, center=center,
+    sens, accuracy = _frechet_mean().mean_sensitivity(manifold, "kng" if mechanism == "kng" else "laplace", n=n, center=center,
                                       radius=radius, bound=p.bound)
     release._optimisation_note(manifold, radius, accuracy, n)  # the release refuses too many certified steps
     if mechanism == "laplace" and not p.restrict:
@@ -142,7 +148,7 @@ def expected_error(manifold: Manifold, mechanism: str, *, n: int, radius: float,
         if not full and mechanism in ("laplace", "kng"):
             scale, note = _laplace_type_scale(manifold, mechanism, p, radius, epsilon)
             return Expectation(mechanism, _distance(manifold, mechanism, scale), scale, note)
-        cal, _ = release._mean_stages(manifold, p, radius, epsilon, "auto", warn=False)
+        cal, _ = _frechet_mean().FRECHET_MEAN.stages(manifold, p, radius, epsilon, "auto", warn=False)
     except (ValueError, ArithmeticError) as err:
         return Expectation(mechanism, None, None, "refused: " + " ".join(str(err).split()))
     note = RESTRICTED_NOTE.split(":")[0] if mechanism == "laplace" and cal.restricted else ""
@@ -152,7 +158,7 @@ def expected_error(manifold: Manifold, mechanism: str, *, n: int, radius: float,
 def _flat_gaussian_bound(manifold: Manifold, p: PublicParams, radius: float, epsilon: float) -> float:
     """``RIEMANNIAN_GAUSSIAN_SCREEN ×`` the flat analytic Gaussian's expected distance at the
     Riemannian Gaussian's Δ (``min(Δ, 2r)``, as ``calibrate`` takes it): the screen of ``auto``."""
-    sens, _ = _release().mean_sensitivity(manifold, "laplace", n=p.n, center=p.center, radius=radius,
+    sens, _ = _frechet_mean().mean_sensitivity(manifold, "laplace", n=p.n, center=p.center, radius=radius,
                                           bound=p.bound)
     sigma = float(_measurements.gaussian_scale(min(sens, 2.0 * radius), epsilon, p.delta, "analytic"))
     return RIEMANNIAN_GAUSSIAN_SCREEN * sigma * math.sqrt(manifold.dim)

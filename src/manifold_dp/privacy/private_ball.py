@@ -216,6 +216,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     """Stages 1–3 before the draws: public checks, every stage calibrated, the accountant
     charged once, the first stage's statistic read. Returns a ``BallPlan``."""
     from . import release as rel
+    from .frechet_mean import FRECHET_MEAN
 
     ac = cast(AutoCenter, auto_center(center))  # the release path comes here for an AutoCenter only
     radius = "auto" if radius is None else radius  # center="auto" implies a private radius unless one is given
@@ -254,7 +255,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         try:
             r = check_radius(manifold, float(g))
             with np.errstate(all="ignore"):
-                cal = rel._mean_stages(manifold, p_final, r, release_share * eps, round_to, warn=False)
+                cal = FRECHET_MEAN.stages(manifold, p_final, r, release_share * eps, round_to, warn=False)
         except (ValueError, ArithmeticError):
             continue
         if cal[0].sensitivity * n / (2.0 * r) > MAX_CURVATURE_FACTOR:  # near r*, h → 0: Δ blows up
@@ -381,18 +382,18 @@ class BallPlan:
         checks fail (they pass everywhere in the safe region: not expected) is replaced by the safe
         region's reference point, a function of the released centre only."""
         from . import release as rel
+        from .frechet_mean import FRECHET_MEAN
 
         m, p = self.manifold, dataclasses.replace(self.public, center=center)
         with np.errstate(all="ignore"):  # float warnings of the calibration would depend on the released ball
             try:
-                cal, grid = rel._mean_stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
+                cal, grid = FRECHET_MEAN.stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
             except (ValueError, ArithmeticError):
                 p = dataclasses.replace(self.public, center=self.first.reference)
-                cal, grid = rel._mean_stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
-        rel.warn_if_mostly_noise(m, "frechet_mean", cal.measurement, radius, p.n)  # public: n, ε, the released ball
-        records = rel.prepared(m, self._X, p.center, radius, keep=rel._reads_records(m, cal),
-                               log_mean=rel._reads_log_mean(m, cal, radius, p.n))
-        plan = rel._mean_plan(m, p, radius, cal, grid, records)
+                cal, grid = FRECHET_MEAN.stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
+        rel.warn_if_mostly_noise(m, FRECHET_MEAN, cal.measurement, radius, p.n)  # public: n, ε, the released ball
+        records = rel.prepared(m, self._X, p.center, radius, *FRECHET_MEAN.reads(m, cal, radius, p.n))
+        plan = rel.build_plan(FRECHET_MEAN, m, p, radius, cal, grid, records)
         point, acceptance = plan.draw_with_stats(None, rng=rng)
         return point, plan, cal, acceptance
 

@@ -4,6 +4,7 @@ size ``n`` is public), never its values. Errors name the parameter and its publi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -104,14 +105,18 @@ def record_count(manifold: Manifold, X: Any) -> int:
 
 
 def check_public(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: Any, delta: Any, mechanism: str,
-                 bound: str, calibration: str, restrict: bool, accountant: Any, strict: bool = False) -> PublicParams:
+                 bound: str, calibration: str, restrict: bool, accountant: Any, strict: bool = False,
+                 mechanisms: Sequence[str] = MECHANISM_NAMES, auto_mechanism: bool = True) -> PublicParams:
     """Stage 1: every public parameter checked, in a fixed order; returns them normalised.
     ``radius`` may be ``"auto"`` or an ``AutoRadius`` (then ``radius`` is ``None`` and ``auto``
-    holds the selection's parameters)."""
+    holds the selection's parameters). ``mechanisms`` are those the statistic may be released
+    with (``Statistic.mechanisms``), ``auto_mechanism`` whether ``mechanism="auto"`` may choose."""
     check_order(X, manifold, "a private release")
     epsilon = check_epsilon(epsilon)
     if mechanism not in MECHANISM_SPECS and mechanism != "auto":
         raise ValueError(f"mechanism must be one of {MECHANISM_NAMES} or 'auto', got {mechanism!r}")
+    if (mechanism == "auto" and not auto_mechanism) or (mechanism != "auto" and mechanism not in mechanisms):
+        raise ValueError(f"mechanism must be one of {tuple(mechanisms)} for this statistic, got {mechanism!r}")
     gaussian = mechanism in GAUSSIAN_MECHANISMS
     delta = check_delta(delta, required=gaussian) if gaussian or delta is not None else None
     if calibration not in measurements.CALIBRATIONS:

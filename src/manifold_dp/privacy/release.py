@@ -1,22 +1,25 @@
-"""The release pipeline, and the private statistics declared on it.
+"""The release pipeline: every private statistic goes through the same stages.
 
 Stages, in this order (docs/security.md, public-only control flow):
 
-1. ``check_public`` — the public parameters and the records' container (errors quote
-   parameters only);
-2. calibrate — a sensitivity bound for the statistic, then a measurement from
-   ``privacy.measurements`` (scale, event, every refusal: float overflow, an unsamplable
-   restricted law, a hyperbolic ball beyond float precision) — public values only;
+1. ``check_public`` (``privacy.public``) — the public parameters and the records' container,
+   normalised into a ``PublicParams`` (errors quote parameters only);
+2. ``Statistic.stages`` — a sensitivity bound for the statistic, then a measurement from
+   ``privacy.measurements`` through the mechanism's spec (``privacy.mechanism_specs``): scale,
+   event, every refusal (float overflow, an unsamplable restricted law, a hyperbolic ball beyond
+   float precision) — public values only;
 3. ``charge`` the accountant: from here on a failure still counts as spent;
 4. ``prepare_records`` (bad ones → centre, clip into the ball; numpy and Dask alike), then the
-   certified statistic by a number of steps fixed in advance;
+   certified statistic by a number of steps fixed in advance (``Statistic.compute``);
 5. ``finish`` — the public representative (``manifold.canonical``) and the public output grid
    (float-safe by default) — and the ``Certificate``.
 
-A private statistic is a small declaration on top: ``private_frechet_mean`` and
-``private_frechet_variance`` below. Whether a release succeeds, which error it raises, what it
-warns (``ReleaseWarning``) and (up to the samplers' noise, docs/security.md) how long it runs
-depend on public parameters only. The non-private statistic never leaves this module.
+``plan_statistic`` runs stages 1–4 for any ``Statistic`` and ``release_statistic`` adds the draw;
+a private statistic is one module declaring a ``Statistic`` and a public function on top
+(``privacy.frechet_mean``, ``privacy.frechet_variance``; ``STATISTICS`` lists them). Whether a
+release succeeds, which error it raises, what it warns (``ReleaseWarning``) and (up to the
+samplers' noise, docs/security.md) how long it runs depend on public parameters only. The
+non-private statistic never leaves a ``Plan``.
 
 Two things are deliberately *not* public, and are for the trusted data holder only:
 ``RecordsWarning`` (how many records were replaced or clipped, counts only) and, with
@@ -27,7 +30,6 @@ mechanism from a public grid (``privacy.radius_selection``), every candidate of 
 stage 2 beforehand, then stages 4–5 at that radius; both parts are charged before the data are
 read.
 """
-
 from __future__ import annotations
 
 import dataclasses
@@ -47,27 +49,23 @@ from .._random import RngLike, as_generator
 from .._threads import blas_limited
 from .._typing import Array, BoolArray, FloatArray
 from .._validation import check_positive, check_radius
-from ..manifolds import Euclidean
 from ..manifolds.base import Manifold, finite_rows, select
 from ..records import CHUNK, is_dask
 from ..stats.frechet import (
     MAX_CERTIFIED_ITERATIONS,
     PreparedRecords,
-    certified_frechet_mean,
     certified_schedule,
-    mean_squared_distance,
 )
 from . import gdp, measurements
 from . import private_ball as _private_ball
 from . import radius_selection as _selection
 from .accounting import PrivacyAccountant, pure_dp_event
-from .certificate import Certificate, RadiusSelection
+from .certificate import Certificate, MechanismSelection, RadiusSelection
 from .float64_reach import check_ball, check_reach
 from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
 from .public import PublicParams, check_public, record_count, validate_center
 from .radius_selection import AutoRadius
-from .sensitivity import ambient_sensitivity, bound_rule, frechet_mean_sensitivity
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -76,11 +74,11 @@ if TYPE_CHECKING:
 
 __all__ = ["ReleaseWarning", "RecordsWarning", "InvalidRecordsError", "PrivateRelease", "validate_center",
            "record_count", "check_public", "PublicParams", "Calibration", "mean_accuracy", "calibrate", "check_reach",
-           "check_ball", "MECHANISMS", "GAUSSIAN_MECHANISMS",
-           "expected_noise_distance", "warn_if_mostly_noise", "charge", "RecordCounts", "prepare_records",
-           "prepared", "record_distances", "check_strict", "warn_records", "ambient_mean", "output_grid", "finish",
-           "check_round_to", "Plan", "AutoRadius", "AutoPlan", "plan_release", "private_frechet_mean",
-           "frechet_variance_sensitivity", "private_frechet_variance"]
+           "check_ball", "MECHANISMS", "GAUSSIAN_MECHANISMS", "STATISTICS", "Statistic", "build_plan", "plan_statistic",
+           "release_statistic", "expected_noise_distance", "warn_if_mostly_noise", "charge", "RecordCounts",
+           "prepare_records", "prepared", "record_distances", "check_strict", "warn_records", "ambient_mean",
+           "output_grid", "finish", "check_round_to", "Plan", "AutoRadius", "AutoPlan", "plan_release",
+           "private_frechet_mean", "frechet_variance_sensitivity", "private_frechet_variance"]
 
 MECHANISMS = MECHANISM_NAMES  # the registry's names (privacy.mechanism_specs), in its order
 OPTIMISATION_SLACK = 1e-6  # the mean is certified within max(OPTIMISATION_SLACK·Δ, FLOAT_FLOOR·r) of the exact one
@@ -202,44 +200,6 @@ def mean_accuracy(manifold: Manifold, center: Array, radius: float, base_sensiti
     return max(OPTIMISATION_SLACK * base_sensitivity, FLOAT_FLOOR * radius) + manifold.float_error(center, radius)
 
 
-def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radius: float, epsilon: float,
-              delta: float | None, bound: str, calibration: str, restrict: bool) -> Calibration:
-    """Stage 2 of the Fréchet mean: its sensitivity, then the measurement of ``mechanism``
-    (``privacy.mechanism_specs.MECHANISMS``).
-
-    The sensitivity is that of what the mechanism's law is drawn around (``spec.perturbs``): the
-    embedded records' Euclidean mean for the ambient mechanisms; otherwise the certified mean's
-    footpoint (or, for KNG, its gradient field), including the public optimisation slack
-    ``2·accuracy`` and the float error of the geometry (``manifold.float_error``), so the
-    guarantee holds for the computed, not the ideal, mean (KNG's density is ∇F itself: there the
-    computed mean only shapes the proposal, except on a flat space, where KNG is drawn as the
-    Laplace restricted to the ball around it)."""
-    spec = MECHANISM_SPECS[mechanism]
-    footing = dict(epsilon=epsilon, delta=delta, calibration=calibration, center=center, radius=radius, restrict=restrict)
-    if spec.perturbs == "ambient_mean":
-        sens = ambient_sensitivity(manifold, n=n, radius=radius, center=center)
-        return Calibration(spec.measure(manifold, sens, **footing), 0.0, "ambient ball radius r_E (2021 Prop. 1 / chord)",
-                           "exact Euclidean mean of the embedded records")
-    kind = "kng" if spec.perturbs == "gradient_field" else "laplace"
-    sens, accuracy = mean_sensitivity(manifold, kind, n=n, center=center, radius=radius, bound=bound)
-    meas = spec.measure(manifold, sens, **footing)
-    return Calibration(meas, accuracy, _bound_name(manifold, radius, bound, kind),
-                       _optimisation_note(manifold, radius, accuracy, n))
-
-
-def mean_sensitivity(manifold: Manifold, kind: str, *, n: int, center: Array, radius: float,
-                     bound: str) -> tuple[float, float]:
-    """``(Δ, accuracy)`` of the certified Fréchet mean for the intrinsic mechanisms (``kind``
-    ``"laplace"`` or ``"kng"``): the bound of ``frechet_mean_sensitivity`` widened by the float
-    error of the geometry, plus twice the public optimisation slack (not for KNG on a curved space,
-    whose density is ∇F itself). Public values only."""
-    base = frechet_mean_sensitivity(manifold, n=n, radius=radius, kind=kind, bound=bound)
-    base *= 1.0 + 2.0 * manifold.float_error(center, radius) / radius
-    accuracy = mean_accuracy(manifold, center, radius, base)
-    flat = tuple(manifold.curvature_bounds) == (0.0, 0.0)
-    return float(base if kind == "kng" and not flat else base + 2.0 * accuracy), accuracy
-
-
 def _optimisation_note(manifold: Manifold, radius: float, accuracy: float, n: int) -> str:
     if manifold.flat_chart:
         return "closed-form mean; float error included in the sensitivity"
@@ -249,12 +209,6 @@ def _optimisation_note(manifold: Manifold, radius: float, accuracy: float, n: in
             f"certifying the Fréchet mean to {accuracy:.3g} at radius={radius!r} on {manifold!r} needs {plan.passes} "
             f"gradient steps (h = {plan.h:.3g}, H = {plan.H:.3g}); use a smaller radius")
     return plan.describe(accuracy)
-
-
-def _bound_name(manifold: Manifold, radius: float, bound: str, kind: str) -> str:
-    if manifold.curvature_bounds[1] <= 0:
-        return "2r/n (non-positive curvature: h = L = 1)" if kind == "laplace" else "2r/n (KNG, non-positive curvature)"
-    return bound_rule(manifold, radius, bound)
 
 
 def expected_noise_distance(manifold: Manifold, measurement: measurements.Measurement) -> float:
@@ -274,45 +228,17 @@ def expected_noise_distance(manifold: Manifold, measurement: measurements.Measur
     return MECHANISM_SPECS[measurement.mechanism].noise_distance(manifold, measurement.scale)
 
 
-def warn_if_mostly_noise(manifold: Manifold, statistic: str, measurement: measurements.Measurement, radius: float,
+def warn_if_mostly_noise(manifold: Manifold, statistic: Statistic, measurement: measurements.Measurement, radius: float,
                          n: int) -> None:
-    """``ReleaseWarning`` (public) when the noise swamps what the ball lets the data say: for a
-    mean, ``expected_noise_distance`` above the radius; for the variance (which lies in
-    ``[0, r²]``), a Laplace scale above ``r²``. The scale falls like ``1/(n·ε)``, so the message
-    says by how much ``n·ε`` would have to grow."""
-    if statistic == "frechet_variance":
-        noise, room, what = measurement.scale, radius**2, f"the variance's Laplace scale ({measurement.scale:.3g})"
-        where = f"r² = {room:.3g}, the largest variance the ball allows"
-    else:
-        noise, room = expected_noise_distance(manifold, measurement), radius
-        what = (f"the expected distance of the noise from the mean (≈ {noise:.3g} for mechanism={measurement.mechanism!r}, "
-                f"scale {measurement.scale:.3g}, dimension {manifold.dim})")
-        where = f"the ball radius {radius:g}"
+    """``ReleaseWarning`` (public) when the noise swamps what the ball lets the data say
+    (``statistic.noise_against_room``: for a mean, ``expected_noise_distance`` above the radius;
+    for the variance, which lies in ``[0, r²]``, a Laplace scale above ``r²``). The scale falls like
+    ``1/(n·ε)``, so the message says by how much ``n·ε`` would have to grow."""
+    noise, room, what, where, advice = statistic.noise_against_room(manifold, measurement, radius)
     if noise > room:
         _warn(f"{what} exceeds {where}: the release is mostly noise. The scale falls like 1/(n·epsilon) "
               f"(n = {n}, epsilon = {measurement.epsilon:g}): increase epsilon or n about {noise / room:.2g}-fold"
-              + ("" if statistic == "frechet_variance" else "; on a curved space a smaller radius also helps"),
-              ReleaseWarning)
-
-
-def warn_if_near_limit(manifold: Manifold, radius: float, mechanism: str, bound: str) -> None:
-    """``ReleaseWarning`` (public) when ``radius`` is so close to ``r*`` that the sensitivity
-    factor (``L/h``; ``L`` for KNG) exceeds ``planning.STEEP_GROWTH`` times its value at ``r*/2``:
-    there the noise scale grows steeply (it diverges at ``r*``). Not for the ambient mechanisms,
-    whose sensitivity is the chord of the ball."""
-    perturbs = MECHANISM_SPECS[mechanism].perturbs
-    if perturbs == "ambient_mean":
-        return
-    from .planning import STEEP_GROWTH, radius_growth, steep_radius
-
-    kind = "kng" if perturbs == "gradient_field" else "laplace"
-    growth = radius_growth(manifold, radius, bound=bound, kind=kind)
-    if growth is not None and growth > STEEP_GROWTH:
-        safe = steep_radius(manifold, bound=bound, kind=kind)
-        _warn(f"radius={radius:g} is close to r* = {manifold.assumption_radius:.4g} on {manifold!r}: the sensitivity "
-              f"factor ({'L' if kind == 'kng' else 'L/h'}) is {growth:.3g} times its value at r*/2, so the noise scale "
-              f"grows steeply here and diverges at r*; a radius up to {safe:.3g} keeps it within {STEEP_GROWTH:g} times "
-              "(manifold-dp plan compares radii)", ReleaseWarning)
+              + advice, ReleaseWarning)
 
 
 # --- stage 3: the accountant ------------------------------------------------------------------
@@ -597,21 +523,84 @@ def _grid_note(grid: float | None) -> str:
             f"snapped to a public grid of {grid!r} in array coordinates, then projected (post-processing)")
 
 
-# --- the pipeline -------------------------------------------------------------------------
+# --- the pipeline: a statistic, planned and drawn ------------------------------------------------
+
+class Statistic:
+    """A private statistic on the pipeline: what the stages need to know of it. A statistic is
+    one module (``privacy.frechet_mean``, ``privacy.frechet_variance``) defining a subclass, its
+    instance, and a public function that calls ``release_statistic``; ``STATISTICS`` lists them.
+
+    ``name`` is the certificate's ``statistic``; ``mechanisms`` the names of
+    ``privacy.mechanism_specs.MECHANISMS`` it may be released with (``check_public`` refuses the
+    others); ``auto_mechanism`` whether ``mechanism="auto"`` may choose among them and
+    ``private_ball`` whether ``center="auto"`` is offered; ``scale_power`` how the statistic's
+    range grows with the radius (``r`` for a point, ``r²`` for the variance: ``radius="auto"``
+    compares the noise per unit of it). Every method reads public values only, except
+    ``compute``, which reads the prepared records after the charge."""
+
+    name: str = ""
+    mechanisms: tuple[str, ...] = ("laplace",)
+    auto_mechanism: bool = False
+    private_ball: bool = False
+    scale_power: float = 1.0
+
+    def stages(self, manifold: Manifold, p: PublicParams, radius: float, epsilon: float,
+               round_to: float | str | None, warn: bool = True) -> tuple[Calibration, float | None]:
+        """Stage 2 at ``radius`` and ``epsilon``: ``(calibration, output grid)``, or a
+        ``ValueError`` (public values only; ``warn=False``: no warning about ``round_to``)."""
+        raise NotImplementedError
+
+    def reads(self, manifold: Manifold, cal: Calibration, radius: float, n: int) -> tuple[bool, bool]:
+        """``(keep, log_mean)`` of ``prepared``: whether ``compute`` reads the prepared records
+        and their log mean at the centre (public values only)."""
+        return True, True
+
+    def compute(self, manifold: Manifold, p: PublicParams, radius: float, cal: Calibration, records: Any) -> Any:
+        """The non-private value the measurement's law is drawn around, from the prepared records
+        (stage 4, after the charge). It never leaves the ``Plan``."""
+        raise NotImplementedError
+
+    def output_space(self, manifold: Manifold, center: Array) -> tuple[Manifold, Array]:
+        """The space the draws are finished in (``finish``: representative, grid, check) and its
+        public reference point: the records' manifold and the centre for a point statistic."""
+        return manifold, center
+
+    def post(self, raw: Any, radius: float) -> Any:
+        """Post-processing of raw draws before they are finished (the variance's clamp)."""
+        return raw
+
+    def released(self, point: Array) -> Any:
+        """The ``PrivateRelease.value`` of one finished draw."""
+        return point
+
+    def before_charge(self, manifold: Manifold, p: PublicParams, radius: float) -> None:
+        """Public warnings of a release at a given radius, before the charge (the mean: near ``r*``)."""
+
+    def noise_against_room(self, manifold: Manifold, measurement: measurements.Measurement,
+                           radius: float) -> tuple[float, float, str, str, str]:
+        """``(noise, room, what, where, advice)`` of the "mostly noise" warning
+        (``warn_if_mostly_noise``): it is raised when ``noise > room``."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class Plan:
-    """A calibrated, charged release ready to draw: the statistic stays inside. ``draw(size)``
-    gives finished releases exactly as the public function returns them (the audit draws many
-    from one plan); ``certificate(acceptance)`` their certificate."""
+    """A calibrated, charged release ready to draw: the statistic's value stays inside
+    (``_statistic``). ``draw(size)`` gives finished releases exactly as the public function
+    returns them (the audit draws many from one plan); ``certificate(acceptance)`` their
+    certificate. ``manifold`` and ``center`` are the output space's (``Statistic.output_space``);
+    ``source`` the records' manifold."""
 
     manifold: Manifold
     center: Array
     grid: float | None
     calibration: Calibration
-    public: dict[str, Any] = field(repr=False)
+    statistic: Statistic = field(repr=False)
+    source: Manifold = field(repr=False)
+    n: int
+    radius: float
+    mechanism_selection: MechanismSelection | None = field(repr=False)
     _statistic: Any = field(repr=False)
-    _post: Callable[[Any], Any] | None = field(repr=False, default=None)
 
     def draw(self, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Array:
         return self.draw_with_stats(size, rng=rng)[0]
@@ -620,8 +609,7 @@ class Plan:
                         rng: RngLike = None) -> tuple[Array, float | None]:
         """``(releases, acceptance)``; the acceptance is ``None`` where it depends on the data."""
         raw, acceptance = self.calibration.measurement.sample_with_stats(self._statistic, size, rng=as_generator(rng))
-        if self._post is not None:
-            raw = self._post(raw)
+        raw = self.statistic.post(raw, self.radius)
         return finish(self.manifold, raw, self.center, self.grid, self.calibration.sigma), acceptance
 
     def certificate(self, acceptance: float | None) -> Certificate:
@@ -629,13 +617,21 @@ class Plan:
         from .. import __version__
 
         return Certificate(
-            statistic=self.public["statistic"], mechanism=m.mechanism, mechanism_title=m.title, theorem=m.theorem,
-            epsilon=m.epsilon, delta=m.delta, manifold=repr(self.public["manifold"]), n=self.public["n"],
-            radius=self.public["radius"], sensitivity=m.sensitivity, sensitivity_bound=cal.sensitivity_bound,
+            statistic=self.statistic.name, mechanism=m.mechanism, mechanism_title=m.title, theorem=m.theorem,
+            epsilon=m.epsilon, delta=m.delta, manifold=repr(self.source), n=self.n,
+            radius=self.radius, sensitivity=m.sensitivity, sensitivity_bound=cal.sensitivity_bound,
             scale=m.scale, scale_rule=m.scale_rule, restriction=m.restriction, sampler=m.sampler,
             sampler_acceptance=None if acceptance is None else round(float(acceptance), 4),
             optimisation=cal.optimisation, output_grid=_grid_note(self.grid), output_grid_spacing=self.grid,
-            library_version=__version__, mechanism_selection=self.public.get("mechanism_selection"))
+            library_version=__version__, mechanism_selection=self.mechanism_selection)
+
+
+def build_plan(statistic: Statistic, manifold: Manifold, p: PublicParams, radius: float, cal: Calibration,
+               grid: float | None, records: Any) -> Plan:
+    """Stage 4 of ``statistic`` at ``radius`` on the ``prepared`` records (charged already)."""
+    value = statistic.compute(manifold, p, radius, cal, records)
+    space, reference = statistic.output_space(manifold, p.center)
+    return Plan(space, reference, grid, cal, statistic, manifold, p.n, radius, p.mechanism_selection, value)
 
 
 RADIUS_UNITS = """radius : float, "auto" or AutoRadius
@@ -650,62 +646,15 @@ RADIUS_UNITS = """radius : float, "auto" or AutoRadius
         records only."""
 
 
-def _mean_stages(manifold: Manifold, p: PublicParams, radius: float, epsilon: float, round_to: float | str | None,
-                 warn: bool = True) -> tuple[Calibration, float | None]:
-    """Stage 2 of the mean at ``radius`` and ``epsilon``: ``(calibration, output grid)``, or a
-    ``ValueError`` — public values only."""
-    center = p.center
-    cal = calibrate(manifold, p.mechanism, n=p.n, center=center, radius=radius, epsilon=epsilon, delta=p.delta,
-                    bound=p.bound, calibration=p.calibration, restrict=p.restrict)
-    spec = MECHANISM_SPECS[cal.measurement.mechanism]
-    if spec.gaussian_tail:
-        check_reach(manifold, center, radius, cal.sigma, cal.restricted, gaussian=True)
-    else:
-        check_reach(manifold, center, radius, cal.sigma, cal.restricted, tail=spec.tail)
-    return cal, check_round_to(round_to, output_grid(manifold, cal.sigma, center, radius), warn=warn)
-
-
-def _reads_records(manifold: Manifold, cal: Calibration) -> bool:
-    """Whether the mean's statistic reads the prepared records (public: the space and the
-    mechanism); on a flat chart the Fréchet mean is ``exp_center`` of the clipped log mean alone."""
-    return not (manifold.flat_chart and cal.measurement.statistic == "frechet_mean")
-
-
-def _reads_log_mean(manifold: Manifold, cal: Calibration, radius: float, n: int) -> bool:
-    """Whether the mean reads the clipped records' log mean at the centre (public: the space,
-    the mechanism and the certified mean's schedule): a flat chart's closed form, and schedules
-    that start at the centre or with the tangent step; not those from the extrinsic mean."""
-    if manifold.flat_chart or cal.measurement.statistic != "frechet_mean":
-        return True
-    return certified_schedule(manifold, radius, cal.accuracy, n).start != "extrinsic"
-
-
-def _mean_plan(manifold: Manifold, p: PublicParams, radius: float, cal: Calibration, grid: float | None, records: Any) -> Plan:
-    """Stage 4 of the mean at ``radius`` on the ``prepared`` records (charged already)."""
-    center = p.center
-    statistic = cal.measurement.statistic
-    value: Any
-    if statistic == "ambient_mean":
-        value = ambient_mean(manifold, records)
-    else:
-        with np.errstate(all="ignore"):
-            mean = certified_frechet_mean(manifold, records, center, radius, cal.accuracy)
-        value = (records, mean) if statistic == "gradient_field" else mean
-    public = dict(statistic="frechet_mean", manifold=manifold, n=p.n, radius=radius,
-                  mechanism_selection=p.mechanism_selection)
-    return Plan(manifold, center, grid, cal, public, value)
-
-
-def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius | None = None,
-                 epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
-                 calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
-                 accountant: PrivacyAccountant | None = None,
-                 strict: bool = False) -> Plan | AutoPlan | _private_ball.BallPlan:
-    """Stages 1–4 of ``private_frechet_mean`` without the draw (audits and experiments draw many
-    releases from one calibrated plan). Charges ``accountant`` once. With ``radius="auto"`` the
-    plan is an ``AutoPlan``, whose draws are pairs ``(radius, release)``; with ``center="auto"`` a
-    ``privacy.private_ball.BallPlan``, whose ``release(rng)`` runs every stage."""
-    if _private_ball.auto_center(center) is not None:
+def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, center: Any, radius: Any, epsilon: float,
+                   delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
+                   calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
+                   accountant: PrivacyAccountant | None = None,
+                   strict: bool = False) -> Plan | AutoPlan | _private_ball.BallPlan:
+    """Stages 1–4 of a release of ``statistic`` without the draw; the accountant is charged once.
+    With ``radius="auto"`` an ``AutoPlan``; with ``center="auto"`` (where the statistic offers it)
+    a ``privacy.private_ball.BallPlan``."""
+    if statistic.private_ball and _private_ball.auto_center(center) is not None:
         if mechanism == "auto":
             raise ValueError("mechanism='auto' compares the mechanisms at a public centre and radius: with center='auto' "
                              "name the mechanism (manifold-dp plan shows what each would give)")
@@ -713,255 +662,37 @@ def plan_release(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius:
             X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
             calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant, strict=strict)
     p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
-                     bound=bound, calibration=calibration, restrict=restrict, accountant=accountant, strict=strict)
+                     bound=bound, calibration=calibration, restrict=restrict, accountant=accountant, strict=strict,
+                     mechanisms=statistic.mechanisms, auto_mechanism=statistic.auto_mechanism)
     if p.auto is not None:
-        return _auto_plan(X, manifold, p, round_to, "frechet_mean", _mean_stages, _mean_plan)
-    cal, grid = _mean_stages(manifold, p, p.given_radius, p.epsilon, round_to)
-    warn_if_near_limit(manifold, p.given_radius, p.mechanism, p.bound)
-    warn_if_mostly_noise(manifold, "frechet_mean", cal.measurement, p.given_radius, p.n)
+        return _auto_plan(X, manifold, p, round_to, statistic)
+    radius = p.given_radius
+    cal, grid = statistic.stages(manifold, p, radius, p.epsilon, round_to)
+    statistic.before_charge(manifold, p, radius)
+    warn_if_mostly_noise(manifold, statistic, cal.measurement, radius, p.n)
     check_strict(manifold, X, p.strict)
     charge(p.accountant, cal.measurement)
-    records = prepared(manifold, X, p.center, p.given_radius, keep=_reads_records(manifold, cal),
-                       log_mean=_reads_log_mean(manifold, cal, p.given_radius, p.n))
-    return _mean_plan(manifold, p, p.given_radius, cal, grid, records)
+    records = prepared(manifold, X, p.center, radius, *statistic.reads(manifold, cal, radius, p.n))
+    return build_plan(statistic, manifold, p, radius, cal, grid, records)
 
 
-def private_frechet_mean(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius | None = None,
-                         epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
-                         calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
-                         accountant: PrivacyAccountant | None = None, rng: RngLike = None,
-                         strict: bool = False) -> PrivateRelease:
-    """Release an ε-DP (or (ε, δ)-DP) Fréchet mean of the records ``X`` on ``manifold``.
-
-    Neighbouring datasets replace one record; ``n = len(X)``, ``center`` and ``radius`` are
-    public. Records are clipped into ``B_radius(center)``; non-finite or off-manifold records are
-    replaced by ``center`` (``strict=True`` refuses them instead). The steps are in the module
-    docstring; the proofs in docs/theory.md and docs/security.md.
-
-    Parameters
-    ----------
-    X : array_like, shape ``(n, *manifold.point_shape)``
-        The records (or a layout of ``manifold.user_point_shapes``, e.g. real Kendall
-        landmarks ``(n, k, 2)``); a Dask array is read block by block.
-    manifold : Manifold
-        The space (``manifold_dp.manifolds.REGISTRY``).
-    center : array_like, "auto" or AutoCenter
-        The public centre: one point of ``manifold``, chosen without looking at the data.
-        ``"auto"`` (``AutoCenter()``): a private ball instead (``privacy.private_ball``,
-        docs/private_ball.md): a rough private centre that needs no ball (0.2·ε), a private
-        radius around it (0.1·ε; a number given as ``radius`` skips it; ``radius`` left out means
-        ``"auto"`` here, and is required otherwise), the release with the rest; every stage in the
-        certificate's ``center_selection``. In-memory records only.
-    RADIUS_UNITS
-    epsilon : float
-        ε > 0 of the guarantee (the total, with ``radius="auto"`` or ``center="auto"``).
-    delta : float, optional
-        δ ∈ (0, 1), required by the Gaussian mechanisms; a pure ε-DP release reports
-        ``delta = 0`` whatever is given.
-    mechanism : str
-        One of ``"laplace"``, ``"kng"``, ``"tangent_gaussian"``, ``"ambient_laplace"``, ``"coordinate_laplace"``,
-        ``"ambient_gaussian"``, ``"riemannian_gaussian"``, ``"wrapped_laplace"``, ``"wrapped_gaussian"``.
-        ``"laplace"``: Riemannian Laplace (Reimherr et al. 2021, Thm 1/3), ``σ = Δ/ε``
-        unrestricted when that law is integrable and fits float64, else (or with
-        ``restrict=True``) ``σ = 2Δ/ε`` restricted to the ball. ``"kng"``: K-norm gradient (Soto
-        et al. 2022, Thm 1). ``"tangent_gaussian"``: Gaussian in a flat chart (SPD log-Euclidean,
-        Euclidean; Utpala et al. 2023, Thm 4; needs ``delta``). The ambient ones: Euclidean
-        noise on the mean of the embedded records, projected back (baselines on the sphere,
-        SPD and Euclidean; ``"ambient_gaussian"`` needs ``delta``). ``"riemannian_gaussian"``:
-        density ``∝ exp(−ρ²/(2σ²))`` around the certified mean (Jiang et al. 2023), ``(ε, δ)``-DP
-        by a numerical privacy profile, the certificate's rule gives μ (GDP); needs ``delta``.
-        ``"wrapped_laplace"`` / ``"wrapped_gaussian"``: ℓ2 K-norm / Gaussian noise added to
-        ``log_center(mean)`` in the tangent space at the public centre, mapped back with ``exp``
-        (non-positively curved spaces only; docs/gaussian_family.md).
-    bound : {"tight", "rauch", "paper"}
-        The constant ``L`` of the sensitivity on positively curved spaces (``frechet_mean_sensitivity``):
-        ``"tight"`` the smallest proven one (on a ``Sphere`` the proven spread constant where it is
-        below the Rauch constant), ``"rauch"`` the Rauch constant, ``"paper"`` the papers' ``2 − h``.
-    calibration : {"analytic", "classical"}
-        The Gaussian calibration (Balle & Wang 2018; Dwork & Roth 2014, Thm A.1, ε < 1).
-    restrict : bool
-        Force the Laplace law restricted to the ball.
-    round_to : "auto", float or None
-        ``"auto"``: snap the output to a public power-of-two grid (post-processing that removes
-        float low-order-bit leaks); a number sets the grid; ``None`` opts out, with a
-        ``ReleaseWarning``.
-    accountant : PrivacyAccountant, optional
-        Charged before the data are read (both parts, with ``radius="auto"``): a release that
-        fails later still counts.
-    rng : numpy.random.Generator, int or None
-        ``None`` (default): OS entropy. A seed only for tests: it reveals the noise.
-    strict : bool
-        Refuse (``InvalidRecordsError``, before the charge) when any record is non-finite or not
-        on the manifold, instead of replacing it by the centre.
-
-    Returns
-    -------
-    PrivateRelease
-        ``point`` (a representative fixed by public information; Kendall: rotated against the
-        centre) and its ``certificate`` (``radius_selection`` set with ``radius="auto"``).
-
-    Raises
-    ------
-    ValueError, TypeError
-        A public parameter or the records' container is invalid, or the release cannot be
-        carried out at these public values (float64 reach, an unsamplable restricted law, too
-        many certified steps; with ``radius="auto"``, no candidate radius passes); messages
-        quote parameters, never data.
-    BudgetExceededError
-        The accountant's budget would be exceeded (nothing is charged).
-    InvalidRecordsError
-        ``strict=True`` and some records are invalid (counts only; a data-dependent event).
-    RuntimeError
-        A sampler failed after the charge (probability ≤ 2⁻⁴⁵, docs/security.md).
-
-    Warns
-    -----
-    ReleaseWarning
-        Public: ``round_to=None``; the noise's expected distance (``expected_noise_distance``)
-        exceeds the radius, so the release is mostly noise.
-    RecordsWarning
-        For the data holder only: how many records were replaced or clipped (counts only;
-        skipped for Dask arrays). Filter it where warnings reach untrusted parties.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from manifold_dp import Sphere, private_frechet_mean
-    >>> S = Sphere(2)
-    >>> X = S.random_point(S.origin, 0.3, size=1000, rng=0)
-    >>> rel = private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1)
-    >>> bool(S.dist(S.origin, rel.point) < 0.5), rel.certificate.mechanism
-    (True, 'laplace')
-    >>> auto = private_frechet_mean(X, S, center=S.origin, radius="auto", epsilon=1.0, rng=1)
-    >>> sel = auto.certificate.radius_selection
-    >>> round(sel.epsilon + sel.release_epsilon, 12), auto.radius == sel.chosen_radius
-    (1.0, True)
-    """
+def release_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, center: Any, radius: Any,
+                      epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
+                      calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
+                      accountant: PrivacyAccountant | None = None, rng: RngLike = None,
+                      strict: bool = False) -> PrivateRelease:
+    """One private release of ``statistic``: every stage (``plan_statistic``), then one draw. The
+    public functions (``private_frechet_mean``, ``private_frechet_variance``) are this with their
+    statistic; their docstrings describe the parameters."""
     _warn_if_seeded_and_composed(rng, accountant)
     rng = as_generator(rng)
-    plan = plan_release(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism,
-                        bound=bound, calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant,
-                        strict=strict)
+    plan = plan_statistic(statistic, X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta,
+                          mechanism=mechanism, bound=bound, calibration=calibration, restrict=restrict, round_to=round_to,
+                          accountant=accountant, strict=strict)
     if isinstance(plan, (AutoPlan, _private_ball.BallPlan)):
         return plan.release(rng=rng)
     point, acceptance = plan.draw_with_stats(None, rng=rng)
-    return PrivateRelease(point, plan.certificate(acceptance))
-
-
-def frechet_variance_sensitivity(n: int, radius: float, accuracy: float = 0.0) -> float:
-    """Sensitivity of the Fréchet variance ``V(D) = min_x (1/n) Σ ρ²(x, x_i)`` for ``n`` records in
-    ``B_r(m0)``, ``r < r*`` (docs/statistics.md): ``4r²/n``, plus ``2a(4r + a)`` when ``V`` is
-    evaluated at a point within ``a`` of the exact minimiser.
-
-    Proof. Both minimisers lie in the ball (geodesic convexity of ``F`` on ``B_r``, Assumption 1).
-    If ``D'`` replaces ``x_j`` by ``x_j'``, ``V(D') ≤ F_D'(x̄_D) = V(D) + (ρ²(x̄_D, x_j') − ρ²(x̄_D,
-    x_j))/n ≤ V(D) + (2r)²/n``, and symmetrically. Evaluating at ``x̂`` with ``ρ(x̂, x̄) ≤ a``
-    changes each ``ρ²(·, x_i) ≤ (2r)²`` by at most ``a(4r + a)`` (triangle inequality)."""
-    return 4.0 * radius**2 / n + 2.0 * accuracy * (4.0 * radius + accuracy)
-
-
-def _variance_stages(manifold: Manifold, p: PublicParams, radius: float, epsilon: float, round_to: float | str | None,
-                     warn: bool = True) -> tuple[Calibration, float | None]:
-    """Stage 2 of the variance at ``radius`` and ``epsilon``: ``(calibration, output grid)``."""
-    center, n = p.center, p.n
-    check_ball(manifold, center, radius)
-    accuracy = mean_accuracy(manifold, center, radius, 2.0 * radius / n)
-    sens = frechet_variance_sensitivity(n, radius, accuracy) + 8.0 * radius * manifold.float_error(center, radius)
-    meas = measurements.laplace(Euclidean(1), sens, epsilon)
-    cal = Calibration(meas, accuracy, "4r²/n (+ optimisation slack; docs/statistics.md)",
-                      _optimisation_note(manifold, radius, accuracy, n))
-    return cal, check_round_to(round_to, output_grid(Euclidean(1), meas.scale, np.zeros(1), radius**2), warn=warn)
-
-
-def _variance_plan(manifold: Manifold, p: PublicParams, radius: float, cal: Calibration, grid: float | None,
-                   records: Any) -> Plan:
-    """Stage 4 of the variance at ``radius`` on the ``prepared`` records (charged already): the
-    certified mean, ``V`` at it."""
-    center = p.center
-    with np.errstate(all="ignore"):
-        mean = certified_frechet_mean(manifold, records, center, radius, cal.accuracy)
-        variance = mean_squared_distance(manifold, records, mean)
-    public = dict(statistic="frechet_variance", manifold=manifold, n=p.n, radius=radius)
-    return Plan(Euclidean(1), np.zeros(1), grid, cal, public, np.array([variance]),
-                _post=lambda y: np.clip(y, 0.0, radius**2))
-
-
-def private_frechet_variance(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float | str | AutoRadius,
-                             epsilon: float, round_to: float | str | None = "auto",
-                             accountant: PrivacyAccountant | None = None, rng: RngLike = None,
-                             strict: bool = False) -> PrivateRelease:
-    """Release an ε-DP Fréchet variance ``V = min_x (1/n) Σ ρ²(x, x_i)`` of the records in
-    ``B_radius(center)`` (clipped there, as for the mean): the certified mean, ``V`` at it, plus
-    Laplace noise of scale ``Δ_V/ε`` on the real line (``Δ_V = frechet_variance_sensitivity``,
-    ``4r²/n`` plus slack; proof in docs/statistics.md), then clamped to ``[0, r²]``
-    (``V ≤ F(center) ≤ r²``; post-processing). Same stages, checks, accountant, warnings and
-    certificate as ``private_frechet_mean``.
-
-    Parameters
-    ----------
-    X : array_like, shape ``(n, *manifold.point_shape)``
-        The records (numpy, a user layout, or Dask).
-    manifold : Manifold
-    center : array_like
-        The public centre.
-    RADIUS_UNITS
-    epsilon : float
-        ε > 0 (the total, with ``radius="auto"``).
-    round_to : "auto", float or None
-        The public output grid, as for the mean.
-    accountant : PrivacyAccountant, optional
-        Charged before the data are read.
-    rng : numpy.random.Generator, int or None
-        ``None``: OS entropy.
-    strict : bool
-        Refuse invalid records (``InvalidRecordsError``, before the charge).
-
-    Returns
-    -------
-    PrivateRelease
-        ``value`` is a float in ``[0, radius²]``, in squared units of the radius.
-
-    Raises
-    ------
-    ValueError, TypeError, BudgetExceededError, InvalidRecordsError
-        As for ``private_frechet_mean``.
-
-    Warns
-    -----
-    ReleaseWarning
-        When the Laplace scale exceeds ``radius²`` (the release is mostly noise), or
-        ``round_to=None``.
-    RecordsWarning
-        Counts of replaced and clipped records, for the data holder only.
-
-    Examples
-    --------
-    >>> from manifold_dp import Sphere, private_frechet_variance
-    >>> S = Sphere(2)
-    >>> X = S.random_point(S.origin, 0.3, size=500, rng=0)
-    >>> rel = private_frechet_variance(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1)
-    >>> 0.0 <= rel.value <= 0.4**2, rel.certificate.statistic
-    (True, 'frechet_variance')
-    """
-    _warn_if_seeded_and_composed(rng, accountant)
-    rng = as_generator(rng)
-    p = check_public(X, manifold, center=center, radius=radius, epsilon=epsilon, delta=None, mechanism="laplace",
-                     bound="tight", calibration="analytic", restrict=False, accountant=accountant, strict=strict)
-    if p.auto is not None:
-        return _auto_plan(X, manifold, p, round_to, "frechet_variance", _variance_stages, _variance_plan).release(rng=rng)
-    cal, grid = _variance_stages(manifold, p, p.given_radius, p.epsilon, round_to)
-    warn_if_mostly_noise(manifold, "frechet_variance", cal.measurement, p.given_radius, p.n)
-    check_strict(manifold, X, p.strict)
-    charge(p.accountant, cal.measurement)
-    plan = _variance_plan(manifold, p, p.given_radius, cal, grid, prepared(manifold, X, p.center, p.given_radius))
-    value, acceptance = plan.draw_with_stats(None, rng=rng)
-    return PrivateRelease(float(value[0]), plan.certificate(acceptance))
-
-
-for _function in (private_frechet_mean, private_frechet_variance):  # one text for the radius's units
-    if _function.__doc__:  # None under python -OO
-        _function.__doc__ = _function.__doc__.replace("RADIUS_UNITS", RADIUS_UNITS)
-del _function
+    return PrivateRelease(statistic.released(point), plan.certificate(acceptance))
 
 
 # --- radius="auto": a private radius, then the release at it -------------------------------
@@ -1031,11 +762,11 @@ def _dominating_event(events: Sequence[DpEvent]) -> DpEvent:
 
 
 def _noise_inflation(kept: Sequence[float], kept_stages: Sequence[tuple[Calibration, float | None]],
-                     statistic: str) -> FloatArray:
-    """Each kept candidate's noise per unit of the statistic's scale (``σ/r`` for the mean, ``σ/r²``
-    for the variance), over the smallest: public, from the calibrations. Curvature (``L/h`` near
-    ``r*`` on the sphere) or a switch to the restricted law raises it."""
-    power = 2.0 if statistic == "frechet_variance" else 1.0
+                     power: float) -> FloatArray:
+    """Each kept candidate's noise per unit of the statistic's scale ``r^power``
+    (``Statistic.scale_power``: ``σ/r`` for the mean, ``σ/r²`` for the variance), over the
+    smallest: public, from the calibrations. Curvature (``L/h`` near ``r*`` on the sphere) or a
+    switch to the restricted law raises it."""
     ratio = np.array([cal.sigma / g**power for g, (cal, _) in zip(kept, kept_stages)])
     return cast(FloatArray, ratio / np.min(ratio))
 
@@ -1047,8 +778,7 @@ def _numerical_calibration(manifold: Manifold, mechanism: str) -> bool:
     return mechanism == "riemannian_gaussian" and gdp.profile_method(manifold) != "exact"
 
 
-def _auto_plan(X: Any, manifold: Manifold, p: PublicParams, round_to: float | str | None, statistic: str,
-               stages: Callable[..., tuple[Calibration, float | None]], build: Callable[..., Plan]) -> AutoPlan:
+def _auto_plan(X: Any, manifold: Manifold, p: PublicParams, round_to: float | str | None, statistic: Statistic) -> AutoPlan:
     """Filter the grid by the public stages, charge both parts, read the distances."""
     auto, center, n = cast(AutoRadius, p.auto), p.center, p.n  # radius='auto': the caller's branch
     given = auto.grid is not None
@@ -1063,7 +793,7 @@ def _auto_plan(X: Any, manifold: Manifold, p: PublicParams, round_to: float | st
     for g in grid:
         try:
             radius = check_radius(manifold, float(g))
-            kept_stages.append(stages(manifold, p, radius, release_epsilon, round_to, warn=False))
+            kept_stages.append(statistic.stages(manifold, p, radius, release_epsilon, round_to, warn=False))
             kept.append(radius)
         except (ValueError, ArithmeticError):  # public: this candidate would refuse; drop it
             continue
@@ -1075,7 +805,7 @@ def _auto_plan(X: Any, manifold: Manifold, p: PublicParams, round_to: float | st
                          "give a radius, an AutoRadius grid, or a larger epsilon or n")
     if round_to is None:
         check_round_to(None, 0.0)  # the public warning, once
-    inflation = _noise_inflation(kept, kept_stages, statistic)
+    inflation = _noise_inflation(kept, kept_stages, statistic.scale_power)
     safe = _selection.safe_radius(manifold, kept, given, inflation)
     log_base = _selection.base_log_weights(kept, safe, grid, inflation)
     _warn_if_selection_unreliable(auto, n, selection_epsilon, log_base)
@@ -1094,9 +824,8 @@ def _auto_plan(X: Any, manifold: Manifold, p: PublicParams, round_to: float | st
             "above it and divided by the growth of the noise per unit radius there (favours larger radii up to s)")
     return AutoPlan(manifold, statistic, n, auto, tuple(kept), tuple(kept_stages), float(p.epsilon),
                     float(selection_epsilon), note, _selection.selection_log_weights(utility, selection_epsilon, log_base),
-                    lambda radius, cal, grid: build(manifold, p, radius, cal, grid, prepared(
-                        manifold, X, center, radius, keep=build is not _mean_plan or _reads_records(manifold, cal),
-                        log_mean=build is not _mean_plan or _reads_log_mean(manifold, cal, radius, n))),
+                    lambda radius, cal, grid: build_plan(statistic, manifold, p, radius, cal, grid, prepared(
+                        manifold, X, center, radius, *statistic.reads(manifold, cal, radius, n))),
                     log_base=log_base)
 
 
@@ -1112,7 +841,7 @@ class AutoPlan:
     return. ``candidates`` and ``stages`` (calibration, output grid per candidate) are public."""
 
     manifold: Manifold
-    statistic: str
+    statistic: Statistic
     n: int
     auto: AutoRadius
     candidates: tuple[float, ...]
@@ -1171,4 +900,12 @@ class AutoPlan:
         value, acceptance = plan.draw_with_stats(None, rng=rng)
         certificate = dataclasses.replace(plan.certificate(acceptance), epsilon=self.epsilon,
                                           radius_selection=self.selection_record(radius))
-        return PrivateRelease(float(value[0]) if self.statistic == "frechet_variance" else value, certificate)
+        return PrivateRelease(self.statistic.released(value), certificate)
+
+
+# --- the statistics declared on the pipeline: one module each, registered here --------------------
+# (imported last: each module builds on the stages above; their public names are re-exported here)
+from .frechet_mean import FRECHET_MEAN, calibrate, plan_release, private_frechet_mean  # noqa: E402
+from .frechet_variance import FRECHET_VARIANCE, frechet_variance_sensitivity, private_frechet_variance  # noqa: E402
+
+STATISTICS: dict[str, Statistic] = {statistic.name: statistic for statistic in (FRECHET_MEAN, FRECHET_VARIANCE)}

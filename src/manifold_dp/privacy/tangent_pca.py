@@ -34,13 +34,13 @@ from ..records import is_dask
 from . import measurements
 from .accounting import PrivacyAccountant, gaussian_dp_event
 from .certificate import Certificate, JsonRecord
+from .frechet_mean import FRECHET_MEAN
 from .public import PublicParams
 from .release import (
     GRID_ABOVE_ULP,
     GRID_BELOW_SCALE,
     PrivateRelease,
     ReleaseWarning,
-    _mean_stages,
     _warn,
     _warn_if_seeded_and_composed,
     check_public,
@@ -327,7 +327,7 @@ def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, 
     p = check_public(X, manifold, center=center, radius=radius, epsilon=mean_epsilon, delta=share * delta,
                      mechanism=mean_mechanism, bound="tight", calibration=calibration, restrict=False,
                      accountant=accountant, strict=strict)
-    mean_measurement = _mean_stages(manifold, p, p.given_radius, p.epsilon, "auto")[0].measurement
+    mean_measurement = FRECHET_MEAN.stages(manifold, p, p.given_radius, p.epsilon, "auto")[0].measurement
     moment_delta = delta - mean_measurement.delta  # all of δ after a pure ε-DP mean
     gauss = analyze_gauss((1.0 - share) * epsilon, moment_delta, calibration)
     events = [mean_measurement.event, gauss.event]
