@@ -32,8 +32,8 @@ import pytest
 
 from manifold_dp import SPDAffineInvariant
 from manifold_dp.manifolds.kernels.matrix_log import FLUSH, flush_tiny, logm_band, logm_band_plan
+from manifold_dp.manifolds.kernels.spd_passes import LOG_BAND_COARSE, _log_band
 from manifold_dp.manifolds.matrix import eig_apply, expm_sym, sqrtm_spd, sym
-from manifold_dp.manifolds.spd import LOG_BAND_COARSE, _log_band
 from manifold_dp.privacy.release import prepare_records
 
 FD_STEP = 1e-3  # Richardson-extrapolated central differences: truncation ~h⁴, rounding ~1e-12

@@ -169,10 +169,10 @@ def test_gradient_of_a_batch_of_points_in_blocks_equals_the_whole_table(m, monke
     P = _records(m, 12, 0.3, rng)
     w = np.full(250, 1 / 250)
     whole = -np.tensordot(m.log(P[:, None], X), w, axes=([1], [0]))
-    from manifold_dp.manifolds import base, sphere
+    from manifold_dp.manifolds.kernels import passes, sphere_passes
 
-    monkeypatch.setattr(base, "GRADIENT_BLOCK", 1)  # 16 records per block
-    monkeypatch.setattr(sphere, "PAIR_BLOCK", 1)
+    monkeypatch.setattr(passes, "GRADIENT_BLOCK", 1)  # 16 records per block
+    monkeypatch.setattr(sphere_passes, "PAIR_BLOCK", 1)
     assert np.max(np.abs(riemannian_gradient(m, P, X) - whole)) < 1e-12
     assert np.max(np.abs(riemannian_gradient(m, P[0], X) - whole[0])) < 1e-12
     assert np.max(np.abs(riemannian_gradient(m, P.reshape((3, 4) + P.shape[1:]), X) - whole.reshape((3, 4) + P.shape[1:]))) < 1e-12
@@ -191,7 +191,7 @@ def test_matrix_helpers():
 def test_spd_positive_definite_fast_path_agrees_with_the_eigenvalues():
     """Whole batches that pass the shifted Cholesky, batches with one singular or indefinite matrix,
     and matrices near the k·ε·λmax threshold: the verdict is the eigenvalue test's."""
-    from manifold_dp.manifolds.spd import _eigenvalues_positive, _positive_definite
+    from manifold_dp.manifolds.kernels.spd_passes import _eigenvalues_positive, _positive_definite
 
     rng = np.random.default_rng(8)
     k = 5

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from manifold_dp import Sphere
-from manifold_dp.manifolds import sphere as sphere_module
 from manifold_dp.manifolds.kernels import sphere_kernels
-from manifold_dp.manifolds.sphere import COMPILED_MIN_RECORDS as THRESHOLD  # before the fixture lowers it
-from manifold_dp.manifolds.sphere import SERIES_DEGREES
+from manifold_dp.manifolds.kernels import sphere_passes as sphere_module
+from manifold_dp.manifolds.kernels.sphere_passes import COMPILED_MIN_RECORDS as THRESHOLD  # before the fixture lowers it
+from manifold_dp.manifolds.kernels.sphere_passes import SERIES_DEGREES
 from manifold_dp.privacy.release import prepare_records
 from manifold_dp.stats.frechet import certified_frechet_mean, certified_schedule
 
@@ -170,7 +170,7 @@ def test_compiled_newton_pass_is_not_taken_far_from_radius_one(R, monkeypatch):
     """The compiled pass multiplies prepared coordinates as they are: far from ``R = 1`` products of
     two coordinates could be subnormal (a slow float path: timing) or overflow; there the numpy
     pass, which normalises the records first, runs (within ``UNSCALED_RADII`` it is the compiled one)."""
-    from manifold_dp.manifolds.sphere import UNSCALED_RADII
+    from manifold_dp.manifolds.kernels.sphere_passes import UNSCALED_RADII
 
     class Refusing:
         def newton(self, degree):

@@ -27,7 +27,7 @@ Same results, same guarantees:
 - No subnormal number arises: the operands are those of the numpy passes, whose flush (coordinates
   below ``R·2⁻³⁰⁰`` set to 0, ``z ≥ 2⁻⁵⁵`` or 0) keeps every product a normal number.
 
-Used for blocks of at least ``sphere.COMPILED_MIN_RECORDS`` records (2¹⁵; public, from ``n``):
+Used for blocks of at least ``sphere_passes.COMPILED_MIN_RECORDS`` records (2¹⁵; public, from ``n``):
 importing numba takes ~0.5 s, more than the numpy passes of 10⁵ records, so smaller releases never
 import it. Disabled by ``MANIFOLD_DP_JIT=0`` (read once, at the first call); never imported by
 ``import manifold_dp``. The first large release in a process compiles the kernels (or loads them
