@@ -134,10 +134,10 @@ class SO3(Manifold):
     curvature_bounds = (0.25, 0.25)
     injectivity_radius = np.pi
     radial_range = (0.0, np.pi)
-    round_sphere = True  # a ball of radius < r* = π/2 is isometric to a ball of S³(2) (docs/theory.md §3)
+    round_sphere = True  # a ball of radius < r* = π/2 is isometric to a ball of S³(2) (docs/theory.md §1, Rotations)
 
     def __post_init__(self) -> None:
-        if self.dim != 3 or isinstance(self.dim, bool):
+        if isinstance(self.dim, bool) or not isinstance(self.dim, (int, np.integer)) or self.dim != 3:
             raise ValueError(f"dim must be 3 (SO(3) is 3-dimensional), got {self.dim!r}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {self.layout!r}")
