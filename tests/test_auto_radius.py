@@ -249,8 +249,8 @@ def test_small_n_chooses_a_radius_that_keeps_the_records_not_the_grid_bottom():
 def test_base_measure_is_a_function_of_public_values_only():
     """The same public parameters (space, centre, n, ε, grid) give the same base measure whatever
     the records: here two unrelated record sets and a neighbouring pair."""
+    from manifold_dp.privacy.auto_radius import _noise_inflation
     from manifold_dp.privacy.radius_selection import base_log_weights, safe_radius
-    from manifold_dp.privacy.release import _noise_inflation
 
     S = Sphere(2)
     X = S.random_point(S.origin, 0.1, size=200, rng=30)
@@ -338,7 +338,7 @@ def test_dominating_event_charges_at_least_every_candidate():
     from dp_accounting import dp_event
 
     from manifold_dp.privacy.accounting import gaussian_dp_event, pure_dp_event, slack_dp_event
-    from manifold_dp.privacy.release import _dominating_event
+    from manifold_dp.privacy.auto_radius import _dominating_event
 
     events = [pure_dp_event(0.5), dp_event.ComposedDpEvent([gaussian_dp_event(2.0), slack_dp_event(1e-12)]),
               dp_event.ComposedDpEvent([gaussian_dp_event(1.5), slack_dp_event(3e-13)]), pure_dp_event(0.8)]
@@ -370,8 +370,8 @@ def test_riemannian_gaussian_auto_with_an_accountant_charges_a_dominating_event(
 
 
 def test_numerical_calibrations_get_a_thinned_default_grid():
+    from manifold_dp.privacy.auto_radius import _numerical_calibration
     from manifold_dp.privacy.radius_selection import THINNED_GRID_POINTS, thinned_grid
-    from manifold_dp.privacy.release import _numerical_calibration
 
     grid = default_grid(Sphere(2), Sphere(2).origin)
     thin = thinned_grid(grid)
