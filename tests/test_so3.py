@@ -283,6 +283,25 @@ def test_seeded_release_is_reproducible_and_the_layouts_agree():
     assert np.allclose(via_matrices.point, a.point, atol=1e-12)
 
 
+# stored seeded releases (float.hex): a change of the SO(3) release path shows here; 1e-9 relative, as
+# tests/test_seeded_releases.py allows under another numpy/scipy
+STORED = {
+    "laplace": (["0x1.fa421a9a0c647p-1", "0x1.f67eef9ace5b9p-4", "-0x1.34d6bfc1ce238p-7", "-0x1.5aaf8fba2efb0p-4"],
+                "0x1.7d1c856bdb3d7p-6"),
+    "kng": (["0x1.f0fd5189b2f66p-1", "0x1.a934a79ac940bp-3", "0x1.7829dfa675bb0p-5", "-0x1.cb0e3f92ba89ap-4"],
+            "0x1.4e3da0c333769p-5"),
+}
+
+
+@pytest.mark.parametrize("mechanism", list(STORED))
+def test_seeded_release_matches_the_stored_one(mechanism):
+    c, X = _data()
+    rel = private_frechet_mean(X, M, center=c, radius=0.6, epsilon=1.0, mechanism=mechanism, rng=2024)
+    point, scale = STORED[mechanism]
+    assert np.allclose(rel.point, [float.fromhex(v) for v in point], rtol=1e-9, atol=1e-12)
+    assert math.isclose(rel.certificate.scale, float.fromhex(scale), rel_tol=1e-9)
+
+
 @pytest.mark.filterwarnings("ignore::manifold_dp.RecordsWarning")
 def test_center_auto_finds_the_data():
     c, X = _data(n=2000)
