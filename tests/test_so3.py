@@ -105,7 +105,7 @@ def test_matrix_layout_round_trips_and_refuses_what_is_not_a_rotation():
     bad[1] *= 1.001  # not orthogonal
     bad[2, 0, 0] = np.nan
     ok, reason = M.check_point(m.as_points(bad[[0]]))
-    assert not ok and "unit quaternion" in reason
+    assert not ok and "not a rotation" in reason
     assert M.belongs(m.as_points(bad)).tolist() == [False, False, False, True]
 
 

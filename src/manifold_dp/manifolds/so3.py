@@ -188,7 +188,8 @@ class SO3(Manifold):
 
     def _checks(self, x: Array, atol: float) -> Iterable[tuple[BoolArray, str]]:
         return [(np.abs(np.linalg.norm(x, axis=-1) - 1.0) <= atol,
-                 f"not a unit quaternion: the norm differs from 1 by more than {atol:g}")]
+                 f"not a rotation: a unit quaternion's norm differs from 1 (or a matrix lies off SO(3)) by more "
+                 f"than {atol:g}")]
 
     def to_tangent_coordinates(self, x: ArrayLike, v: ArrayLike) -> FloatArray:
         """``2·vec(q̄ ⊗ v)``: the body-frame rotation vector, ``R(exp_q v) = R(q) Exp([c]×)``."""
