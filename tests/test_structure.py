@@ -97,6 +97,21 @@ def test_each_layer_defines_its_own_members_and_the_base_only_joins_them():
     assert glue == {"validate_point"}
 
 
+def test_the_spaces_keep_their_record_passes_in_kernels():
+    """A space's overrides of the record-pass hooks live in ``manifolds/kernels/`` (mixins such as
+    ``SpherePasses``); only the mean's extrinsic start, a formula of the space, stays with it."""
+    hooks = {name for name in vars(RecordPasses) if not name.startswith("__")}
+    offences = []
+    for cls in REGISTRY.values():
+        for owner in cls.__mro__:
+            if owner.__module__.startswith("manifold_dp.manifolds.kernels") or owner in (
+                    Manifold, PrivacyCapabilities, Float64Model, ManifoldGeometry, object):
+                continue
+            own = hooks & set(vars(owner)) - {"mean_start", "mean_start_stats"}
+            offences += [f"{owner.__module__}.{owner.__name__}.{name}" for name in sorted(own)]
+    assert offences == []
+
+
 def test_every_registered_space_implements_the_geometry_protocol():
     for cls in REGISTRY.values():
         for m in cls.examples():

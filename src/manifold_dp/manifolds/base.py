@@ -47,7 +47,7 @@ def check_order(X: object, manifold: object, function: str) -> None:
 class Manifold(PrivacyCapabilities, Float64Model, RecordPasses):
     """Base of the spaces: the four layers of the module docstring. Subclasses are small frozen
     dataclasses (``Euclidean``, ``Sphere``, ``Hyperbolic``, ``SPDAffineInvariant``,
-    ``SPDLogEuclidean``, ``KendallShape2D``) that implement the ``Geometry`` protocol and claim
+    ``SPDLogEuclidean``, ``KendallShape2D``, ``SO3``) that implement the ``Geometry`` protocol and claim
     their capabilities.
 
     Points have shape ``(..., *point_shape)`` and tangent vectors the same shape as their base
