@@ -557,6 +557,13 @@ class Statistic:
         (stage 4, after the charge). It never leaves the ``Plan``."""
         raise NotImplementedError
 
+    def sample(self, measurement: measurements.Measurement, value: Any, size: int | tuple[int, ...] | None,
+               rng: np.random.Generator) -> tuple[Any, float | None]:
+        """Raw draws of ``measurement`` around ``value`` (what ``compute`` returned) and the
+        sampler's acceptance (``None`` where it depends on the data): ``sample_with_stats`` of the
+        measurement, unless the statistic's law is drawn otherwise."""
+        return measurement.sample_with_stats(value, size, rng=rng)
+
     def output_space(self, manifold: Manifold, center: Array) -> tuple[Manifold, Array]:
         """The space the draws are finished in (``finish``: representative, grid, check) and its
         public reference point: the records' manifold and the centre for a point statistic."""
@@ -605,7 +612,7 @@ class Plan:
     def draw_with_stats(self, size: int | tuple[int, ...] | None = None, *,
                         rng: RngLike = None) -> tuple[Array, float | None]:
         """``(releases, acceptance)``; the acceptance is ``None`` where it depends on the data."""
-        raw, acceptance = self.calibration.measurement.sample_with_stats(self._statistic, size, rng=as_generator(rng))
+        raw, acceptance = self.statistic.sample(self.calibration.measurement, self._statistic, size, as_generator(rng))
         raw = self.statistic.post(raw, self.radius)
         return finish(self.manifold, raw, self.center, self.grid, self.calibration.sigma), acceptance
 
