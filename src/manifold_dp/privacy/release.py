@@ -704,5 +704,6 @@ def release_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *,
 from .auto_radius import AutoPlan, _auto_plan  # noqa: E402
 from .frechet_mean import FRECHET_MEAN, calibrate, plan_release, private_frechet_mean  # noqa: E402
 from .frechet_variance import FRECHET_VARIANCE, frechet_variance_sensitivity, private_frechet_variance  # noqa: E402
+from .median import FRECHET_MEDIAN  # noqa: E402
 
-STATISTICS: dict[str, Statistic] = {statistic.name: statistic for statistic in (FRECHET_MEAN, FRECHET_VARIANCE)}
+STATISTICS: dict[str, Statistic] = {statistic.name: statistic for statistic in (FRECHET_MEAN, FRECHET_VARIANCE, FRECHET_MEDIAN)}
