@@ -30,6 +30,7 @@ the members it brings:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -93,6 +94,15 @@ class LaplaceSampler(Protocol):
         """``n`` exact draws of the Riemannian Gaussian at ``eta``, shape ``(n, *point_shape)``."""
 
 
+@cache
+def _radial_sampler() -> LaplaceSampler:
+    """``privacy.radial_sampler.RADIAL``, imported once (single draws ask for it on every call):
+    the sampler's code lives with the privacy layer, which imports this module."""
+    from ..privacy.radial_sampler import RADIAL
+
+    return RADIAL
+
+
 class PrivacyCapabilities(ManifoldGeometry):
     """The privacy capabilities layer of ``base.Manifold``: declared defaults (see the module
     docstring) and the members a space brings with each capability it claims."""
@@ -116,9 +126,7 @@ class PrivacyCapabilities(ManifoldGeometry):
     @property
     def laplace_sampler(self) -> LaplaceSampler:
         """The space's exact Laplace sampler (see the module docstring); the radial one here."""
-        from ..privacy.radial_sampler import RADIAL  # the sampler's code lives with the privacy layer
-
-        return RADIAL
+        return _radial_sampler()
 
     if TYPE_CHECKING:  # the members a capability brings
         # flat charts (``flat_chart``) and Euclidean embeddings (``ambient_dim``)

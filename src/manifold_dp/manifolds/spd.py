@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -214,9 +215,7 @@ class SPDAffineInvariant(AffineInvariantPasses, _SPD):
     @property
     def laplace_sampler(self) -> LaplaceSampler:
         """The eigenvalue construction at ``I``, moved to the footpoint (``privacy.spd_sampler``)."""
-        from ..privacy.spd_sampler import SPD_LOG_EIGEN  # the sampler's code lives with the privacy layer
-
-        return SPD_LOG_EIGEN
+        return _spd_log_eigen_sampler()
 
     @property
     def laplace_sigma_limit(self) -> float:
@@ -316,6 +315,14 @@ class SPDAffineInvariant(AffineInvariantPasses, _SPD):
         s, _ = sqrtm_spd(np.asarray(p, float))
         w = self._random_sym_unit(self._out_shape(p, size), rng)
         return sym(s @ w @ s)
+
+
+@cache
+def _spd_log_eigen_sampler() -> LaplaceSampler:
+    """``privacy.spd_sampler.SPD_LOG_EIGEN``, imported once (the privacy layer imports this module)."""
+    from ..privacy.spd_sampler import SPD_LOG_EIGEN
+
+    return SPD_LOG_EIGEN
 
 
 @dataclass(frozen=True)
