@@ -408,7 +408,7 @@ def test_selection_is_epsilon_one_dp_on_neighbouring_datasets_with_the_new_base_
 def test_spd_acceptance_lower_bound_is_below_the_pilot_and_spares_it_at_small_sigma(monkeypatch):
     """``spd_acceptance_lower_bound`` (a quadrature) never exceeds the Monte Carlo pilot it stands
     in for, and at small σ the public checks pass on it alone."""
-    from manifold_dp.privacy import mechanisms
+    from manifold_dp.privacy import mechanisms, spd_sampler
     from manifold_dp.privacy.spd_sampler import spd_acceptance_lower_bound, spd_sampler_acceptance
 
     for k in (3, 16):
@@ -422,5 +422,5 @@ def test_spd_acceptance_lower_bound_is_below_the_pilot_and_spares_it_at_small_si
     def no_pilot(*args):
         raise AssertionError("the Monte Carlo pilot ran")
 
-    monkeypatch.setattr(mechanisms, "spd_sampler_acceptance", no_pilot)
+    monkeypatch.setattr(spd_sampler, "spd_sampler_acceptance", no_pilot)  # where SPD_LOG_EIGEN.check_samplable reads it
     mechanisms.RiemannianLaplace(SPDAffineInvariant(16), 1e-3).check_samplable()
