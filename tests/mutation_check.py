@@ -29,7 +29,7 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
-         "tests/test_spread_constant.py", "tests/test_so3.py"]
+         "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -272,6 +272,15 @@ MUTATIONS = {
                                 "SPD membership decomposes records unscaled (−1e308·I makes eigvalsh raise for one neighbour)"),
     "ball-round-not-charged": ("privacy/private_ball.py", "        events += [pure_dp_event(s * eps) for s in recentre_shares]",
                                "        events += []", "center='auto': the re-centring rounds left out of the charge"),
+    "median-sensitivity-one-over-n": ("privacy/median.py", "return 2.0 / n + (n + 16) * 2.0**-50",
+                                      "return 1.0 / n + (n + 16) * 2.0**-50",
+                                      "the median's gradient sensitivity 1/n instead of 2/n"),
+    "median-sigma-delta-over-epsilon": ("privacy/median.py", "sigma = measurements.pure_scale(sens, epsilon, footpoint_free=False)",
+                                        "sigma = measurements.pure_scale(sens, epsilon, footpoint_free=True)",
+                                        "the median's KNG at σ = Δ/ε (its normalising constant depends on the data)"),
+    "median-envelope-trace": ("privacy/median.py", "h = np.maximum(eig.sum(axis=1) - eig[:, -1], 0.0)",
+                              "h = np.maximum(eig.sum(axis=1), 0.0)",
+                              "the median's envelope from tr M instead of tr M − λmax (above ‖∇F‖)"),
 }
 
 
