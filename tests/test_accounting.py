@@ -13,7 +13,7 @@ from scipy.optimize import brentq
 from scipy.special import comb
 
 from manifold_dp import Sphere, private_frechet_mean
-from manifold_dp.privacy import BudgetExceededError, PrivacyAccountant, gaussian_dp_event, pure_dp_event, release
+from manifold_dp.privacy import BudgetExceededError, PrivacyAccountant, frechet_mean, gaussian_dp_event, pure_dp_event
 from manifold_dp.privacy.accounting import PLD_DISCRETIZATION, _Composition, _pure_epsilon, check_accountant
 from manifold_dp.privacy.calibration import gaussian_delta
 
@@ -388,7 +388,7 @@ def test_a_release_that_fails_after_the_budget_check_is_still_charged(monkeypatc
     def broken(*args, **kwargs):
         raise RuntimeError("simulated failure after the budget check")
 
-    monkeypatch.setattr(release, "certified_frechet_mean", broken)
+    monkeypatch.setattr(frechet_mean, "certified_frechet_mean", broken)
     with pytest.raises(RuntimeError, match="simulated"):
         private_frechet_mean(X, S, center=S.origin, radius=0.3, epsilon=0.4, accountant=acct)
     assert acct.spent()[0] == pytest.approx(0.4)
