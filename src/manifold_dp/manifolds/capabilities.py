@@ -124,6 +124,12 @@ class PrivacyCapabilities(ManifoldGeometry):
 
 
     @property
+    def radial_range(self) -> tuple[float, float]:
+        """``(0, ρ_max)``: how far the polar radius of a radial law reaches around any point; the
+        injectivity radius unless the space says otherwise."""
+        return 0.0, float(self.injectivity_radius)
+
+    @property
     def laplace_sampler(self) -> LaplaceSampler:
         """The space's exact Laplace sampler (see the module docstring); the radial one here."""
         return _radial_sampler()

@@ -44,8 +44,12 @@ class Float64Model(ManifoldGeometry):
 
     def grid_scales(self, center: Array, radius: float, sigma: float) -> tuple[float, float]:
         """``(move, magnitude)`` in array coordinates: how far noise of scale ``σ`` moves a point,
-        and the public magnitude of the coordinates (the default output grid rests on both)."""
+        and the public magnitude of the coordinates (the default output grid rests on both). Here
+        the coordinates are taken to be bounded by the origin's (the sphere, Kendall's shapes,
+        SO(3)); where the origin is 0 they are as large as the ball reaches, as on ``R^d``."""
         scale = float(np.max(np.abs(self.origin)))
+        if scale == 0.0:
+            return sigma, float(np.max(np.abs(center))) + radius + sigma
         return min(sigma, scale), scale
 
     def ambient_floor(self, center: Array, radius: float) -> float:
