@@ -20,6 +20,7 @@ from manifold_dp import (
     private_frechet_mean,
     private_frechet_median,
 )
+from manifold_dp.manifolds import SO3
 from manifold_dp.privacy.median import (
     FRECHET_MEDIAN,
     median_envelope,
@@ -32,7 +33,7 @@ from manifold_dp.privacy.release import RecordsWarning, ReleaseWarning, plan_sta
 
 ALPHA = 1e-6
 SPACES = [(Sphere(2), 0.6), (Hyperbolic(3), 1.0), (SPDAffineInvariant(3), 1.0), (SPDLogEuclidean(2), 1.0),
-          (Euclidean(3), 1.0), (Euclidean(1), 1.0)]
+          (Euclidean(3), 1.0), (Euclidean(1), 1.0), (SO3(), 0.8)]
 
 
 def _in_ball(m, n, radius, spread, rng):
