@@ -21,6 +21,7 @@ from manifold_dp import (
     private_frechet_median,
 )
 from manifold_dp.manifolds import SO3
+from manifold_dp.privacy.mechanisms import ball_sampler_applies
 from manifold_dp.privacy.median import (
     FRECHET_MEDIAN,
     median_envelope,
@@ -109,7 +110,9 @@ def test_envelope_is_a_lower_bound_of_the_gradient_norm(m, radius, case):
     X = DEGENERATE[case](m, radius, rng)
     mu = weiszfeld_median(m, X, m.origin)
     grid, G = median_envelope(m, X, mu, radius, 2.0 * radius)
-    assert np.all(np.diff(G) >= 0) and G[0] == 0.0
+    assert G[0] == 0.0 and np.all(G >= 0)
+    if ball_sampler_applies(m):  # the cap sampler needs G non-decreasing
+        assert np.all(np.diff(G) >= 0)
     Y = np.concatenate([_in_ball(m, 3000, radius, 2 * radius, rng), m.random_point(mu, 0.02 * radius, size=1000, rng=rng)])
     Y = Y[np.asarray(m.dist(m.origin, Y)) <= radius]
     lower = np.interp(np.asarray(m.dist(mu, Y)), grid, G)

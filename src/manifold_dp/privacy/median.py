@@ -139,15 +139,19 @@ def median_envelope(manifold: Manifold, X: ArrayLike, mu: ArrayLike, radius: flo
       ``w_i = sn²(a_i) cs(ρ̄_i)/sn³(ρ̄_i)``, ``ρ̄_i = min(s + a_i, 2r)``, and the minimum over ``u``
       of ``Σ w_i sin²θ_i`` is ``tr M − λmax(M)``, ``M = Σ w_i e_i e_iᵀ`` (``e_i`` the unit
       directions to the records at ``μ``);
-    - *curvature*, Hadamard spaces of varying curvature (secant): ``F(γ(t)) ≥ F_E(tu)``, the
-      Euclidean median objective of ``log_μ(x_i)`` (``exp_μ`` does not shrink distances), with
-      ``F_E(0) = F(μ)``; so ``Φ'(t) ≥ (F_E(tu) − F_E(0))/t ≥ −‖∇F(μ)‖ + (1/t)∫_0^t (t − s) h(s) ds``
-      with the flat ``w_i``.
+    - *curvature*, Hadamard spaces of varying curvature: the angle at ``γ(t)`` is at most that of the
+      Euclidean comparison triangle, whose cosine, over third sides ``ρ_i ≥`` the Euclidean hinge
+      ``|tu − log_μ x_i|``, is at least the flat term or, where ``a_i < t cos θ_i``,
+      ``√(1 − a_i²/t²)``; so ``Φ'(t) ≥ −‖∇F(μ)‖ + ∫_0^t h − (1/n) Σ_(a_i < t) (1 − √(1 − a_i²/t²))``
+      with the flat ``w_i``; and the secant: ``F(γ(t)) ≥ F_E(tu)``, the Euclidean median objective
+      of ``log_μ(x_i)`` (``exp_μ`` does not shrink distances), ``F_E(0) = F(μ)``, so
+      ``Φ'(t) ≥ (F_E(tu) − F_E(0))/t ≥ −‖∇F(μ)‖ + (1/t)∫_0^t (t − s) h(s) ds``.
 
     ``h`` is taken at each cell's right end (every ``w_i`` decreases in ``s`` and ``tr − λmax`` is
-    monotone in the Loewner order), each bound at a cell's left end holds on the whole cell (all
-    three are non-decreasing in ``t``), and ``G`` at grid point ``k + 1`` is the best of them at
-    point ``k`` (and 0): linear interpolation then stays below them."""
+    monotone in the Loewner order); each bound is taken at its smallest over a cell (all but the
+    angle comparison are non-decreasing in ``t``; its correction is taken at its largest), and ``G`` at an inner
+    grid point is the smaller of its two cells' bounds (and ≥ 0): linear interpolation then stays
+    below them. ``G`` is non-decreasing where the third bound is not used."""
     m, X = manifold, np.asarray(X)
     mu = np.asarray(mu)
     n, d = len(X), m.dim
@@ -172,16 +176,28 @@ def median_envelope(manifold: Manifold, X: ArrayLike, mu: ArrayLike, radius: flo
         scatter = np.einsum("ki,ij,il->kjl", w, coords, coords) / n
         eig = np.linalg.eigvalsh(scatter)
         h = np.maximum(eig.sum(axis=1) - eig[:, -1], 0.0)  # at the right end of each cell
-        steps = np.diff(grid)
-        if lo == kappa:
-            curv = -e + np.concatenate([[0.0], np.cumsum(h * steps)])
-        else:  # (1/t) ∫_0^t (t − s) h: on cell j, h_j ((t − t_j)² − (t − t_{j+1})²)/2 for t ≥ t_{j+1}
+        curv = -e + np.concatenate([[0.0], np.cumsum(h * np.diff(grid))])
+        if lo != kappa:  # the angle comparison costs records nearer μ than t: per cell, its largest value
+            curv[:-1] -= _hadamard_correction(grid, a)
+            # and the secant (1/t) ∫_0^t (t − s) h: on cell j, h_j ((t − t_j)² − (t − t_(j+1))²)/2 for t ≥ t_(j+1)
             t = grid[:, None]
             part = np.where(t >= grid[None, 1:], ((t - grid[None, :-1]) ** 2 - (t - grid[None, 1:]) ** 2) / 2.0, 0.0)
-            curv = -e + np.concatenate([[0.0], (part[1:] @ h) / grid[1:]])
+            best = np.maximum(best, -e + np.concatenate([[0.0], (part[1:] @ h) / grid[1:]]))
         best = np.maximum(best, curv)
-    best = np.maximum(best, 0.0)
-    return grid, np.concatenate([[0.0], best[:-1]])
+    cells_bound = np.maximum(best[:-1], 0.0)  # valid on each whole cell [t_k, t_(k+1)]
+    # G at an inner grid point is the smaller of its two cells' bounds: linear interpolation stays below both
+    return grid, np.concatenate([[0.0], np.minimum(cells_bound[:-1], cells_bound[1:]), cells_bound[-1:]])
+
+
+def _hadamard_correction(grid: FloatArray, a: FloatArray) -> FloatArray:
+    """Per cell ``[t_k, t_(k+1)]``, the largest over the cell of ``(1/n) Σ_(a_i < t) (1 − √(1 − a_i²/t²))``:
+    ``1/n`` for each record with ``t_k ≤ a_i < t_(k+1)`` (the term is 1 at ``t = a_i`` and decreases),
+    and the term at ``t_k`` for those with ``a_i < t_k``."""
+    left, right = grid[:-1, None], grid[1:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = np.where(a[None, :] < left, 1.0 - np.sqrt(np.clip(1.0 - (a[None, :] / left) ** 2, 0.0, 1.0)), 0.0)
+    entering = (a[None, :] >= left) & (a[None, :] < right)
+    return cast(FloatArray, np.mean(np.where(entering, 1.0, inner), axis=1))
 
 
 @dataclass(frozen=True)
