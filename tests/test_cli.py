@@ -232,7 +232,7 @@ def test_mechanism_table_agrees_with_what_the_release_accepts(name):
 def test_every_manifold_has_a_size_option():
     assert {name: cli.size_option(name) for name in REGISTRY} == {
         "euclidean": "--dim", "sphere": "--dim", "hyperbolic": "--dim", "spd-ai": "--k", "spd-le": "--k",
-        "kendall2d": "--landmarks", "so3": "--dim"}  # SO(3): its dimension, 3, the only one
+        "kendall2d": "--landmarks", "so3": None}  # SO(3) has one size
 
 
 @pytest.mark.parametrize("manifold,option,size,records,width", [
@@ -269,6 +269,7 @@ def test_a_size_that_does_not_fit_says_whether_the_file_is_transposed(run, tmp_p
     ("sphere", ["--k", "3"], "--k does not apply to --manifold sphere; its size option is --dim"),
     ("spd-ai", ["--landmarks", "4"], "--landmarks does not apply to --manifold spd-ai; its size option is --k"),
     ("kendall2d", ["--dim", "3"], "--dim does not apply to --manifold kendall2d; its size option is --landmarks"),
+    ("so3", ["--dim", "3"], "--dim does not apply to --manifold so3; it has one size and no size option"),
     ("hyperbolic", ["--sphere-radius", "2"], "--sphere-radius applies to --manifold sphere only"),
 ])
 def test_an_option_of_another_manifold_is_refused_before_reading(run, tmp_path, manifold, options, fragment):

@@ -173,6 +173,13 @@ def test_plan_command_prints_every_mechanism_without_data(capsys):
     assert "target" in out and "n needed" in out
 
 
+def test_plan_needs_no_size_for_a_space_of_one_size(capsys):
+    code = cli.main(["plan", "--manifold", "so3", "--n", "200", "--epsilon", "1", "--radius", "0.5"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "| 0.5 | laplace |" in out
+
+
 @pytest.mark.parametrize("args,fragment", [
     (["--manifold", "spd-ai", "--n", "86", "--epsilon", "1"], "give the size of --manifold spd-ai with --k"),
     (["--manifold", "sphere", "--dim", "2", "--n", "86", "--epsilon", "1", "--radius", "0.9"], "radius must be < r*"),

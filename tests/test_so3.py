@@ -10,6 +10,7 @@ releases through the public function and the command line, and a privacy audit o
 suite (test_contract_manifolds.py) runs over SO(3) too.
 """
 
+import dataclasses
 import itertools
 import json
 import math
@@ -114,8 +115,7 @@ def test_registry_widths_and_curvature():
     assert SO3.from_width(4) == SO3() and SO3.from_width(9) == SO3(layout="matrix")
     with pytest.raises(ValueError, match=r"4 numbers .* or a rotation matrix \(9 numbers"):
         SO3.from_width(3)
-    with pytest.raises(ValueError, match="dim must be 3"):
-        SO3(4)
+    assert SO3().dim == 3 and [f.name for f in dataclasses.fields(SO3)] == ["layout"]  # one size, no size option
     with pytest.raises(ValueError, match="layout must be one of"):
         SO3(layout="euler")
     assert M.curvature_bounds == (0.25, 0.25) and M.injectivity_radius == np.pi and M.radial_range == (0.0, np.pi)

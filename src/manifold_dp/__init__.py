@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from .manifolds import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
+from .manifolds import SO3, Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere
 from .privacy import (
     AutoCenter,
     AutoRadius,
@@ -24,7 +24,7 @@ from .stats import CurvatureAssumptionError, frechet_mean
 __version__ = "0.1.0"
 
 __all__ = [
-    "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean", "KendallShape2D",
+    "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean", "KendallShape2D", "SO3",
     "frechet_mean", "CurvatureAssumptionError",
     "private_frechet_mean", "private_frechet_variance", "private_frechet_median", "PrivateRelease", "frechet_mean_sensitivity",
     "AutoRadius", "AutoCenter", "RecordsWarning", "ReleaseWarning", "InvalidRecordsError",

@@ -130,9 +130,12 @@ def _record_layouts(manifold: Manifold) -> set[tuple[int, ...]]:
     return {(int(np.prod(layout)),), tuple(manifold.point_shape), *map(tuple, manifold.user_point_shapes)}
 
 
-def size_option(name: str) -> str:
-    """``--dim``, ``--k`` or ``--landmarks``: the option that sets the size of manifold ``name``."""
-    return SIZE_OPTIONS[dataclasses.fields(REGISTRY[name])[0].name]
+def size_option(name: str) -> str | None:
+    """``--dim``, ``--k`` or ``--landmarks``: the option that sets the size of manifold ``name``
+    (its first dataclass field); ``None`` for a space of one size (its first field, if any, is
+    not a size: SO(3))."""
+    fields = dataclasses.fields(REGISTRY[name])
+    return SIZE_OPTIONS.get(fields[0].name) if fields else None
 
 
 def build_manifold(name: str, data: Array, sphere_radius: float = 1.0, size: int | None = None,

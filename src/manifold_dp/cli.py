@@ -137,10 +137,11 @@ def _explicit_size(args: argparse.Namespace) -> int | None:
     own = size_option(args.manifold)
     for option in SIZE_OPTIONS.values():
         if getattr(args, option[2:]) is not None and option != own:
-            raise CliError(f"{option} does not apply to --manifold {args.manifold}; its size option is {own}")
+            raise CliError(f"{option} does not apply to --manifold {args.manifold}; "
+                           + (f"its size option is {own}" if own else "it has one size and no size option"))
     if args.sphere_radius is not None and args.manifold != "sphere":
         raise CliError(f"--sphere-radius applies to --manifold sphere only, not {args.manifold}")
-    size: int | None = getattr(args, own[2:])
+    size: int | None = None if own is None else getattr(args, own[2:])
     return size
 
 
@@ -478,11 +479,13 @@ def _radii(text: str) -> tuple[float, ...]:
 
 def cmd_plan(args: argparse.Namespace) -> None:
     size = _explicit_size(args)
-    if size is None:
-        raise CliError(f"plan reads no file: give the size of --manifold {args.manifold} with {size_option(args.manifold)}")
+    own = size_option(args.manifold)
+    if size is None and own is not None:
+        raise CliError(f"plan reads no file: give the size of --manifold {args.manifold} with {own}")
     cls: Any = REGISTRY[args.manifold]
     sphere_radius = 1.0 if args.sphere_radius is None else args.sphere_radius
-    manifold: Manifold = cls(size, radius=sphere_radius) if args.manifold == "sphere" else cls(size)
+    manifold: Manifold = cls(size, radius=sphere_radius) if args.manifold == "sphere" else cls() if size is None \
+        else cls(size)
     epsilon = check_epsilon(args.epsilon)
     delta = None if args.delta is None else check_delta(args.delta)
     radii = None if args.radius is None else tuple(check_radius(manifold, r) for r in args.radius)

@@ -102,8 +102,6 @@ class SO3(Manifold):
 
     Parameters
     ----------
-    dim : int
-        The manifold's dimension, 3 (the only value; it is the size option of the command line).
     layout : {"quaternion", "matrix"}
         How users hand in and read points besides unit quaternions ``(..., 4)``: ``"matrix"``
         also takes rotation matrices ``(..., 3, 3)`` (``as_points``) and gives releases back as
@@ -112,7 +110,7 @@ class SO3(Manifold):
     Raises
     ------
     ValueError
-        If ``dim`` is not 3 or ``layout`` is not one of ``LAYOUTS``.
+        If ``layout`` is not one of ``LAYOUTS``.
 
     Examples
     --------
@@ -128,8 +126,8 @@ class SO3(Manifold):
     True
     """
 
-    dim: int = 3
     layout: Literal["quaternion", "matrix"] = "quaternion"
+    dim = 3  # not a field: SO(3) has one size (the command line gives it no size option)
     point_shape = (4,)
     curvature_bounds = (0.25, 0.25)
     injectivity_radius = np.pi
@@ -137,8 +135,6 @@ class SO3(Manifold):
     round_sphere = True  # a ball of radius < r* = π/2 is isometric to a ball of S³(2) (docs/theory.md §1, Rotations)
 
     def __post_init__(self) -> None:
-        if isinstance(self.dim, bool) or not isinstance(self.dim, (int, np.integer)) or self.dim != 3:
-            raise ValueError(f"dim must be 3 (SO(3) is 3-dimensional), got {self.dim!r}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {self.layout!r}")
 
