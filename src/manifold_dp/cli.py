@@ -56,15 +56,6 @@ EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
 MECHANISMS = MECHANISM_NAMES  # the registry's (privacy.mechanism_specs)
 DELTA_MECHANISMS = GAUSSIAN_MECHANISMS  # (ε, δ)-DP: they need --delta
-RADIUS_UNITS = {
-    "euclidean": "Euclidean norm",
-    "sphere": "geodesic distance: radians on the unit sphere (times --sphere-radius)",
-    "hyperbolic": "hyperbolic distance on the hyperboloid",
-    "spd-ai": "affine-invariant distance ‖Logm(C^-½ X C^-½)‖_F",
-    "spd-le": "log-Euclidean distance ‖Logm X − Logm C‖_F",
-    "kendall2d": "Procrustes distance (radians)",
-    "so3": "rotation angle of C⁻¹X (radians, at most π)",
-}
 # Errors the library raises on bad parameters or numerical failure; their messages quote
 # parameters only, never data (docs/security.md, STYLE §6), so they are printed as they are.
 # Any other exception is reported by its type name alone: its message could quote data.
@@ -382,7 +373,7 @@ def radius_help() -> str:
         steep = steep_radius(m)
         limit += f"; the noise grows steeply past r ≈ {steep:.3g}" if steep is not None else ""
         limit += " × --sphere-radius" if name == "sphere" and steep is not None else ""
-        lines.append(f"- {name}: {RADIUS_UNITS.get(name, 'geodesic distance')}; {limit}")
+        lines.append(f"- {name}: {REGISTRY[name].radius_units}; {limit}")
     return "\n".join(lines)
 
 

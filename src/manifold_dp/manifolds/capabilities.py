@@ -120,6 +120,7 @@ class PrivacyCapabilities(ManifoldGeometry):
 
     ambient_dim: int | None = None
 
+    radius_units: str = "geodesic distance"  # what a radius measures, in the command line's --help
     user_point_shapes: tuple[tuple[int, ...], ...] = ()  # other layouts of one point accepted from users (real landmarks)
 
 

@@ -58,6 +58,7 @@ class Euclidean(Manifold):
         return (cls(3),)
 
     point_shape = property(lambda self: (self.dim,))
+    radius_units = "Euclidean norm"
     curvature_bounds = (0.0, 0.0)
     injectivity_radius = np.inf
     origin = property(lambda self: np.zeros(self.dim))

@@ -67,6 +67,7 @@ class Hyperbolic(Manifold):
         return (cls(3),)
 
     point_shape = property(lambda self: (self.dim + 1,))
+    radius_units = "hyperbolic distance on the hyperboloid"
     curvature_bounds = (-1.0, -1.0)
     injectivity_radius = np.inf
     radial_range = (0.0, np.inf)

@@ -79,6 +79,7 @@ class KendallShape2D(Manifold):
         return (cls(5),)
 
     point_shape = property(lambda self: (self.k_landmarks,))
+    radius_units = "Procrustes distance (radians)"
     dim = property(lambda self: 2 * self.k_landmarks - 4)
 
     @property

@@ -129,6 +129,7 @@ class SO3(Manifold):
     layout: Literal["quaternion", "matrix"] = "quaternion"
     dim = 3  # not a field: SO(3) has one size (the command line gives it no size option)
     point_shape = (4,)
+    radius_units = "rotation angle of C⁻¹X (radians, at most π)"
     curvature_bounds = (0.25, 0.25)
     injectivity_radius = np.pi
     radial_range = (0.0, np.pi)

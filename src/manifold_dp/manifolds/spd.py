@@ -210,6 +210,7 @@ class SPDAffineInvariant(AffineInvariantPasses, _SPD):
 
     k: int
     curvature_bounds = (-0.5, 0.0)
+    radius_units = "affine-invariant distance ‖Logm(C^-½ X C^-½)‖_F"
     radial = False  # the Laplace law needs the eigenvalue construction, not a radial sampler
 
     @property
@@ -354,6 +355,7 @@ class SPDLogEuclidean(_SPD):
     k: int
     curvature_bounds = (0.0, 0.0)
     radial_range = (0.0, np.inf)
+    radius_units = "log-Euclidean distance ‖Logm X − Logm C‖_F"
 
     def exp(self, p: ArrayLike, v: ArrayLike) -> Array:
         return expm_sym(logm_spd(np.asarray(p, float)) + sym(np.asarray(v, float)))

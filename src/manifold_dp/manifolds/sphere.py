@@ -75,6 +75,7 @@ class Sphere(SpherePasses, Manifold):
             raise ValueError(f"radius must be in [2^-500, 2^500] (R² and 1/R² must stay finite), got {self.radius!r}")
 
     point_shape = property(lambda self: (self.dim + 1,))
+    radius_units = "geodesic distance: radians on the unit sphere (times --sphere-radius)"
     curvature_bounds = property(lambda self: (self.radius**-2, self.radius**-2))
     round_sphere = True  # the proven spread constant applies (privacy.sensitivity.spread_bound)
     injectivity_radius = property(lambda self: np.pi * self.radius)
