@@ -60,7 +60,7 @@ def test_api_page_documents_the_public_api(built_site):
     wanted += [f"manifold_dp.{cls}.{member}" for cls in ("Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant",
                                                           "SPDLogEuclidean", "KendallShape2D")
                for member in ("exp", "log", "dist", "inner", "random_unit_tangent", "to_tangent_coordinates")]
-    wanted += [f"manifold_dp.manifolds.SO3.{member}" for member in ("exp", "log", "dist", "to_tangent_coordinates", "canonical")]
+    wanted += [f"manifold_dp.SO3.{member}" for member in ("exp", "log", "dist", "to_tangent_coordinates", "canonical")]
     wanted += ["manifold_dp.manifolds.Manifold", "manifold_dp.manifolds.REGISTRY", "manifold_dp.privacy.CERTIFICATE_SCHEMA",
                "manifold_dp.privacy.Certificate", "manifold_dp.privacy.RadiusSelection",
                "manifold_dp.PrivacyAccountant.charge", "manifold_dp.PrivacyAccountant.spent",
