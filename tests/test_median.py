@@ -14,6 +14,7 @@ from manifold_dp import (
     Euclidean,
     Hyperbolic,
     KendallShape2D,
+    PrivacyAccountant,
     SPDAffineInvariant,
     SPDLogEuclidean,
     Sphere,
@@ -21,6 +22,7 @@ from manifold_dp import (
     private_frechet_median,
 )
 from manifold_dp.manifolds import SO3
+from manifold_dp.privacy import BudgetExceededError
 from manifold_dp.privacy.mechanisms import ball_sampler_applies
 from manifold_dp.privacy.median import (
     FRECHET_MEDIAN,
@@ -186,6 +188,17 @@ def test_outcome_classes_do_not_depend_on_the_data(kwargs):
         assert _outcome(X2, m, center=m.origin, rng=1, **kwargs)[1] == reference[1]
         got = _outcome(X2, m, center=m.origin, rng=1, **kwargs)[0]
         assert got[0] == reference[0][0] and (got[0] == "released" or got == reference[0])
+
+
+def test_the_accountant_is_charged_a_pure_epsilon_before_the_data_are_read():
+    m = Sphere(2)
+    X = _in_ball(m, 50, 0.5, 0.2, np.random.default_rng(9))
+    acc = PrivacyAccountant(epsilon=1.0)
+    private_frechet_median(X, m, center=m.origin, radius=0.5, epsilon=0.6, accountant=acc)
+    assert acc.spent() == (pytest.approx(0.6), 0.0)
+    with pytest.raises(BudgetExceededError):  # refused before any record is read: a NaN array cannot matter
+        private_frechet_median(np.full_like(X, np.nan), m, center=m.origin, radius=0.5, epsilon=0.6, accountant=acc)
+    assert acc.spent() == (pytest.approx(0.6), 0.0)
 
 
 def test_unsupported_spaces_are_refused_before_the_data_are_read():
