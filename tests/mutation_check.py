@@ -281,6 +281,9 @@ MUTATIONS = {
     "median-envelope-trace": ("privacy/median.py", "h = np.maximum(eig.sum(axis=1) - eig[:, -1], 0.0)",
                               "h = np.maximum(eig.sum(axis=1), 0.0)",
                               "the median's envelope from tr M instead of tr M − λmax (above ‖∇F‖)"),
+    "median-volume-density-dropped": ("privacy/median.py", "return cast(FloatArray, np.sum(_log_sinhc(a), axis=-1))",
+                                      "return cast(FloatArray, np.sum(0.0 * _log_sinhc(a), axis=-1))",
+                                      "the median's polar proposal on SPD-AI without the volume density sinh(a)/a"),
 }
 
 

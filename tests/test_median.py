@@ -159,6 +159,29 @@ def test_polar_sampler_matches_the_kng_density_on_the_line():
     assert stats.kstest(draws[:, 0], lambda s: np.interp(s, x, cdf / cdf[-1])).pvalue > ALPHA
 
 
+def test_polar_sampler_matches_the_kng_density_on_spd():
+    """Affine-invariant SPD(2) (d = 3), the geodesic polar proposal with its volume density: the
+    law of ``v = Logm x`` (the ball around ``I`` is ``‖v‖_F ≤ r``) by the midpoint rule on a grid
+    of ``Sym(2)``, the volume ``sinh(a)/a``, ``a = |λ_1 − λ_2|/2`` (normal coordinates at ``I``)."""
+    m, radius, n = SPDAffineInvariant(2), 3.0, 5  # a large ball: the volume density matters (up to ×1.9)
+    X = _in_ball(m, n, radius, 1.0, np.random.default_rng(10))
+    meas = median_measurement(m, n, 1.0, center=m.origin, radius=radius)
+    draws, _ = meas.law.sample_with_stats(X, weiszfeld_median(m, X, m.origin), size=3000, rng=np.random.default_rng(11))
+    t = (np.arange(60) + 0.5) / 60 * 2 * radius - radius  # vecd coordinates (x11, x22, √2·x12)
+    c = np.stack(np.meshgrid(t, t, t, indexing="ij"), axis=-1).reshape(-1, 3)
+    c = c[np.linalg.norm(c, axis=1) <= radius]
+    v = np.stack([np.stack([c[:, 0], c[:, 2] / np.sqrt(2)], -1), np.stack([c[:, 2] / np.sqrt(2), c[:, 1]], -1)], axis=1)
+    lam, vec = np.linalg.eigh(v)
+    pts = (vec * np.exp(lam)[:, None, :]) @ np.swapaxes(vec, -1, -2)
+    a = np.abs(lam[:, 1] - lam[:, 0]) / 2
+    w = np.exp(-np.asarray(m.norm(pts, median_gradient(m, pts, X))) / meas.scale) * np.where(a > 0, np.sinh(a) / np.where(a > 0, a, 1), 1)
+    logs = np.asarray(m.log(m.origin, draws))
+    for sample, values in ((np.linalg.norm(logs, axis=(1, 2)), np.linalg.norm(c, axis=1)), (logs[:, 0, 0], c[:, 0])):
+        order = np.argsort(values)
+        grid, cdf = values[order], np.cumsum(w[order]) / w.sum()
+        assert stats.kstest(sample, lambda s, g=grid, f=cdf: np.interp(s, g, f)).pvalue > ALPHA
+
+
 def _outcome(X, m, **kwargs):
     """What a release shows anyone: its class (value type or error and message) and its public warnings."""
     with warnings.catch_warnings(record=True) as caught:
