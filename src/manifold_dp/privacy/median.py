@@ -84,9 +84,10 @@ def _clip_into(m: Manifold, point: Array, center: Array, radius: float) -> Array
 
 def weiszfeld_median(manifold: Manifold, X: ArrayLike, start: ArrayLike, iterations: int = 200) -> Array:
     """The Riemannian Weiszfeld iteration ``m ← exp_m(Σ w_i log_m x_i / Σ w_i)``, ``w_i = 1/ρ(m, x_i)``
-    over the records with ``ρ > 0`` (Fletcher, Venkatasubramanian & Joshi 2009, NeuroImage 45,
-    Thm 1: convergent on Hadamard spaces and on small enough balls of positive curvature). Stops
-    when the step is below ``1e-13`` of the records' spread or after ``iterations``."""
+    over the records with ``ρ > 0`` (Fletcher, Venkatasubramanian & Joshi 2009, NeuroImage 45, the
+    geometric median on Riemannian manifolds). Stops when the step is below ``1e-13`` of the
+    records' spread or after ``iterations``. Its accuracy only shapes the sampler's proposal: the
+    released law does not depend on it."""
     m, X = manifold, np.asarray(X)
     mu = np.asarray(start, dtype=m.dtype)
     for _ in range(iterations):
