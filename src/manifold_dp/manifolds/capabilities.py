@@ -16,7 +16,8 @@ the members it brings:
   ``privacy.spd_sampler.SPD_LOG_EIGEN``), and the privacy layer asks the object, never its name;
 - ``flat_chart`` with ``to_chart``/``from_chart``: an isometry onto ``R^dim`` (closed-form mean,
   tangent Gaussian);
-- ``round_sphere``: the space is ``S^d`` of curvature ``κ = κmin = κmax``, so the proven spread
+- ``round_sphere``: its balls below ``r*`` are balls of ``S^d`` of curvature ``κ = κmin = κmax``
+  (the sphere; SO(3), whose balls are those of ``S³(2)``), so the proven spread
   constant of the unit sphere at ``r√κ`` bounds ``‖log_m x − log_m y‖/(2r)`` on its balls
   (``privacy.sensitivity.spread_bound``);
 - ``ambient_dim`` with ``to_ambient``/``from_ambient``/``ambient_radius``: a Euclidean embedding

@@ -135,7 +135,7 @@ class RiemannianLaplace:
 
     Privacy: if ``ρ(η(D), η(D')) ≤ Δ`` for neighbours, releasing one draw is ε-DP with
     ``σ = 2Δ/ε``, and with ``σ = Δ/ε`` when the normalising constant does not depend on ``η``:
-    on all six spaces here (they are homogeneous) **when the law is not restricted**.
+    on every registered space (they are homogeneous) **when the law is not restricted**.
     ``restrict_to=(center, radius)`` conditions the law on ``B_r(center)`` (2021 Thm 3): the
     constant then depends on ``η`` and ``σ = 2Δ/ε`` is needed.
 
