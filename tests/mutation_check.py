@@ -82,6 +82,8 @@ MUTATIONS = {
                             "SO(3) as S³(3)/±1: a flatter ball's L/h in the sensitivity, its volume density sin²(ρ/3)"),
     "so3-sign-from-the-computation": ("manifolds/so3.py", "    return q * (1.0 - 2.0 * negative)\n", "    return q\n",
                                       "SO(3) releases keep the sign of q the computation ended with, not the canonical one"),
+    "so3-matrix-entries-unbounded": ("manifolds/so3.py", "bounded = finite & (np.max(np.abs(R), axis=(-2, -1)) <= 2.0)",
+                                     "bounded = finite", "a finite matrix record of 1e308 reaches eigh, which fails for that record alone"),
     "so3-ambient-chord-halve": ("manifolds/so3.py", "return float(2.0 * np.sqrt(2.0) * np.sin(min(radius, np.pi) / 2.0))",
                                 "return float(np.sqrt(2.0) * np.sin(min(radius, np.pi) / 2.0))", "SO(3)'s ambient radius halved"),
     "ball-first-stage-so3-drop-sqrt2": ("privacy/ball_first_stage.py", "return math.sqrt(2.0) / n  # as Kendall's",

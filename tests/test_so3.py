@@ -14,6 +14,7 @@ import dataclasses
 import itertools
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from scipy import stats
 from scipy.integrate import quad
 from scipy.spatial.transform import Rotation
 
-from manifold_dp import Sphere, frechet_mean_sensitivity, private_frechet_mean
+from manifold_dp import InvalidRecordsError, Sphere, frechet_mean_sensitivity, private_frechet_mean
 from manifold_dp.audit import SCENARIOS, Scenario, audit
 from manifold_dp.manifolds import REGISTRY, SO3
 from manifold_dp.manifolds.so3 import canonical_sign, quaternion_to_matrix
@@ -346,6 +347,45 @@ def test_neighbouring_datasets_have_the_same_outcome_class():
                 except Exception as err:  # noqa: BLE001 — every exception type is an observable
                     outcomes.append((type(err).__name__, str(err)))
             assert outcomes[0] == outcomes[1]
+
+
+EXTREME_MATRICES = [np.full((3, 3), 1e308), np.full((3, 3), -1e308), 1e300 * np.eye(3), np.full((3, 3), 2.0000001),
+                    np.diag([5e-324, 0.0, 0.0]), np.array([[-5e-324, 1e-300, 8.99e307], [0, 1, 0], [1e308, 0, -1]])]
+
+
+@pytest.mark.parametrize("bad", range(len(EXTREME_MATRICES)))
+@pytest.mark.parametrize("release", ["mean", "median", "auto"])
+def test_an_extreme_matrix_record_is_replaced_not_fatal(bad, release):
+    from manifold_dp import PrivacyAccountant, private_frechet_median
+
+    m = SO3(layout="matrix")
+    D = Rotation.random(30, random_state=4).as_matrix()
+    D2 = D.copy()
+    D2[0] = EXTREME_MATRICES[bad]
+    outcomes = []
+    for X in (D, D2):
+        acc = PrivacyAccountant(epsilon=10.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if release == "mean":
+                rel = private_frechet_mean(X, m, center=np.eye(3), radius=1.0, epsilon=1.0, accountant=acc, rng=2)
+            elif release == "median":
+                rel = private_frechet_median(X, m, center=np.eye(3), radius=1.0, epsilon=1.0, accountant=acc, rng=2)
+            else:
+                rel = private_frechet_mean(X, m, center="auto", epsilon=1.0, accountant=acc, rng=2)
+        outcomes.append((acc.spent(), rel.certificate.mechanism))
+    assert outcomes[0] == outcomes[1]
+    with pytest.raises(InvalidRecordsError):
+        private_frechet_mean(D2, m, center=np.eye(3), radius=1.0, epsilon=1.0, rng=2, strict=True)
+
+
+def test_matrix_conversion_never_raises_on_finite_extremes():
+    rng = np.random.default_rng(5)
+    exponents = rng.integers(-324, 309, size=(20000, 3, 3))
+    X = rng.choice([-1.0, 1.0], size=(20000, 3, 3)) * rng.random((20000, 3, 3)) * 10.0 ** exponents.astype(float)
+    X = np.where(np.isfinite(X), X, 1e308)
+    ok = SO3(layout="matrix").belongs(SO3(layout="matrix").as_points(X))
+    assert ok.shape == (20000,) and not ok.any()
 
 
 @pytest.fixture

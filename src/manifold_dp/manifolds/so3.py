@@ -67,13 +67,17 @@ def nearest_quaternion(M: ArrayLike) -> FloatArray:
 def matrix_to_quaternion(R: ArrayLike, atol: float = POINT_ATOL) -> FloatArray:
     """Unit quaternions ``(..., 4)`` of rotation matrices ``(..., 3, 3)`` (``nearest_quaternion``).
     A matrix farther than ``atol·√3`` (Frobenius, relative to ``‖I‖_F``) from the rotation found,
-    e.g. a reflection, becomes a quaternion of norm 2, which the point checks refuse; a
-    non-finite one becomes NaN."""
+    e.g. a reflection, or any matrix with an entry beyond 2 in absolute value (a rotation's are at
+    most 1), becomes a quaternion of norm 2, which the point checks refuse; a non-finite one becomes
+    NaN. ``eigh`` only ever sees entries of at most 2 (a finite record of 1e308 would make it fail to
+    converge, and with it the release, for that record alone)."""
     R = np.asarray(R, float)
     finite = finite_rows(R, 2)
-    R = select(finite[..., None, None], R, np.eye(3))  # eigh must not meet NaN or inf
+    with np.errstate(invalid="ignore"):
+        bounded = finite & (np.max(np.abs(R), axis=(-2, -1)) <= 2.0)
+    R = select(bounded[..., None, None], R, np.eye(3))  # eigh must not meet NaN, inf or huge entries
     q = nearest_quaternion(R)
-    off = np.linalg.norm(quaternion_to_matrix(q) - R, axis=(-2, -1)) > atol * np.sqrt(3.0)
+    off = (np.linalg.norm(quaternion_to_matrix(q) - R, axis=(-2, -1)) > atol * np.sqrt(3.0)) | ~bounded
     q = q * np.where(off, 2.0, 1.0)[..., None]
     return select(finite[..., None], q, np.nan)
 
