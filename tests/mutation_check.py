@@ -29,7 +29,7 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
-         "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py"]
+         "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py", "tests/test_minimal_space.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -82,6 +82,8 @@ MUTATIONS = {
                             "SO(3) as S³(3)/±1: a flatter ball's L/h in the sensitivity, its volume density sin²(ρ/3)"),
     "so3-sign-from-the-computation": ("manifolds/so3.py", "    return q * (1.0 - 2.0 * negative)\n", "    return q\n",
                                       "SO(3) releases keep the sign of q the computation ended with, not the canonical one"),
+    "homogeneous-by-default": ("manifolds/capabilities.py", "    homogeneous: bool = False", "    homogeneous: bool = True",
+                               "a new space that claims nothing gets the footpoint-free σ = Δ/ε"),
     "so3-matrix-entries-unbounded": ("manifolds/so3.py", "bounded = finite & (np.max(np.abs(R), axis=(-2, -1)) <= 2.0)",
                                      "bounded = finite", "a finite matrix record of 1e308 reaches eigh, which fails for that record alone"),
     "so3-ambient-chord-halve": ("manifolds/so3.py", "return float(2.0 * np.sqrt(2.0) * np.sin(min(radius, np.pi) / 2.0))",

@@ -16,6 +16,7 @@ class Plane(Manifold):
     dim = 2
     point_shape = (2,)
     curvature_bounds = (0.0, 0.0)
+    homogeneous = True  # the one capability it claims: translations act transitively
     injectivity_radius = np.inf
     origin = property(lambda self: np.zeros(2))
 
@@ -48,3 +49,15 @@ def test_the_geometry_alone_releases_a_private_mean():
     # the same law and scale as R² (up to the certified mean's slack, which the flat chart spares)
     assert np.isclose(release.certificate.scale, reference.certificate.scale, rtol=1e-9)
     assert np.allclose(release.point, reference.point, atol=1e-6)
+
+
+def test_a_space_that_does_not_claim_homogeneity_gets_the_footpoint_dependent_scale():
+    @dataclass(frozen=True)
+    class Unclaimed(Plane):
+        homogeneous = False  # the default: a new space that says nothing
+
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(200, 2))
+    claimed = private_frechet_mean(X, Plane(), center=np.zeros(2), radius=1.0, epsilon=1.0, rng=7)
+    unclaimed = private_frechet_mean(X, Unclaimed(), center=np.zeros(2), radius=1.0, epsilon=1.0, rng=7)
+    assert Manifold.homogeneous is False
+    assert np.isclose(unclaimed.certificate.scale, 2.0 * claimed.certificate.scale, rtol=1e-9)  # σ = 2Δ/ε

@@ -5,7 +5,8 @@ class a manifold is); a space claims a capability by overriding its default here
 the members it brings:
 
 - ``homogeneous``: the unrestricted Laplace normalising constant does not depend on the footpoint
-  (2021 Thm 1 then allows ``σ = Δ/ε``);
+  (2021 Thm 1 then allows ``σ = Δ/ε``); off by default, so a space that does not claim it gets
+  ``σ = 2Δ/ε``;
 - ``radial`` with ``log_volume(ρ)``, ``log_volume_slope(ρ)`` (the geometry layer), ``radial_range``:
   the polar volume density ``J`` of the Laplace radius law; ``volume_growth_rate`` and
   ``laplace_sigma_limit``: the largest (exclusive) ``σ`` with an integrable unrestricted Laplace;
@@ -110,7 +111,7 @@ class PrivacyCapabilities(ManifoldGeometry):
 
     volume_growth_rate: float = 0.0  # c with log(J(ρ)/ρ^(d−1)) − cρ ≤ 0: shifts the Laplace radius proposal
 
-    homogeneous: bool = True
+    homogeneous: bool = False  # claimed by each space that is (every registered one): the safe default is σ = 2Δ/ε
 
     radial: bool = True
 

@@ -60,6 +60,7 @@ class Euclidean(Manifold):
     point_shape = property(lambda self: (self.dim,))
     radius_units = "Euclidean norm"
     curvature_bounds = (0.0, 0.0)
+    homogeneous = True  # isometries act transitively: the Laplace constant is footpoint-free
     injectivity_radius = np.inf
     origin = property(lambda self: np.zeros(self.dim))
 

@@ -69,6 +69,7 @@ class Hyperbolic(Manifold):
     point_shape = property(lambda self: (self.dim + 1,))
     radius_units = "hyperbolic distance on the hyperboloid"
     curvature_bounds = (-1.0, -1.0)
+    homogeneous = True  # isometries act transitively: the Laplace constant is footpoint-free
     injectivity_radius = np.inf
     radial_range = (0.0, np.inf)
     volume_growth_rate = property(lambda self: float(self.dim - 1))  # sinh ρ / ρ ≤ e^ρ

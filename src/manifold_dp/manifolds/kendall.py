@@ -62,6 +62,7 @@ class KendallShape2D(Manifold):
     k_landmarks: int
     dtype = np.complex128
     curvature_bounds = (1.0, 4.0)
+    homogeneous = True  # isometries act transitively: the Laplace constant is footpoint-free
     injectivity_radius = np.pi / 2
     radial_range = (0.0, np.pi / 2)
 

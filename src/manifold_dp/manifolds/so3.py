@@ -135,6 +135,7 @@ class SO3(Manifold):
     point_shape = (4,)
     radius_units = "rotation angle of C⁻¹X (radians, at most π)"
     curvature_bounds = (0.25, 0.25)
+    homogeneous = True  # isometries act transitively: the Laplace constant is footpoint-free
     injectivity_radius = np.pi
     radial_range = (0.0, np.pi)
     round_sphere = True  # a ball of radius < r* = π/2 is isometric to a ball of S³(2) (docs/theory.md §1, Rotations)

@@ -55,6 +55,7 @@ class _Frame:
 
 class _SPD(SPDPasses, Manifold):
     point_shape = property(lambda self: (self.k, self.k))
+    homogeneous = True  # GL(k) acts transitively by isometries under both metrics: the Laplace constant is footpoint-free
     dim = property(lambda self: self.k * (self.k + 1) // 2)
     origin = property(lambda self: np.eye(self.k))
     injectivity_radius = np.inf

@@ -77,6 +77,7 @@ class Sphere(SpherePasses, Manifold):
     point_shape = property(lambda self: (self.dim + 1,))
     radius_units = "geodesic distance: radians on the unit sphere (times --sphere-radius)"
     curvature_bounds = property(lambda self: (self.radius**-2, self.radius**-2))
+    homogeneous = True  # isometries act transitively: the Laplace constant is footpoint-free
     round_sphere = True  # the proven spread constant applies (privacy.sensitivity.spread_bound)
     injectivity_radius = property(lambda self: np.pi * self.radius)
     radial_range = property(lambda self: (0.0, np.pi * self.radius))
