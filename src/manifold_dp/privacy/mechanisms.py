@@ -73,6 +73,8 @@ def _ball_draw(m: Manifold, mu: Array, center: ArrayLike, radius: float, grid: A
     ``s``-Lipschitz and non-decreasing), which is ≥ ``e^(−2sa/σ)`` ≥ e^-1."""
     kappa, d = float(m.curvature_bounds[0]), m.dim
     grid, G = np.asarray(grid, float), np.asarray(G, float)
+    if np.any(np.diff(G) < 0.0):  # the near-centre ratio below is ≤ 1 only for a non-decreasing G
+        raise RuntimeError("ball sampler: the envelope G must be non-decreasing (a caller's bug)")
     a = min(float(m.dist(mu, center)), radius)
     slope = float(np.max(np.diff(G) / np.diff(grid)))
     if slope * a <= 0.5 * sigma:
