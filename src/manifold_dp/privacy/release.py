@@ -16,7 +16,8 @@ Stages, in this order (docs/security.md, public-only control flow):
 
 ``plan_statistic`` runs stages 1–4 for any ``Statistic`` and ``release_statistic`` adds the draw;
 a private statistic is one module declaring a ``Statistic`` and a public function on top
-(``privacy.frechet_mean``, ``privacy.frechet_variance``; ``STATISTICS`` lists them). Whether a
+(``privacy.frechet_mean``, ``privacy.frechet_variance``, ``privacy.median``; ``STATISTICS`` lists
+them). Whether a
 release succeeds, which error it raises, what it warns (``ReleaseWarning``) and (up to the
 samplers' noise, docs/security.md) how long it runs depend on public parameters only. The
 non-private statistic never leaves a ``Plan``.
@@ -643,7 +644,8 @@ RADIUS_UNITS = """radius : float, "auto" or AutoRadius
         (Assumption 1), in the manifold's geodesic distance: radians on the unit sphere (times
         the radius of ``Sphere(dim, radius=R)``); ``‖Logm(C^-½ X C^-½)‖_F`` on ``spd-ai``;
         ``‖Logm X − Logm C‖_F`` on ``spd-le``; the hyperbolic distance on the hyperboloid; the
-        Procrustes distance in radians on ``kendall2d``; the Euclidean norm on ``euclidean``.
+        Procrustes distance in radians on ``kendall2d``; the rotation angle of ``C⁻¹X`` on ``so3``;
+        the Euclidean norm on ``euclidean`` (each space's ``radius_units``).
         ``"auto"`` (``AutoRadius()``) or an ``AutoRadius``: a private quantile of the records'
         distances from ``center`` chosen with ``budget·epsilon`` (default 0.2·ε, quantile 0.9,
         ``privacy.radius_selection``), the release at that radius with the rest. In-memory
