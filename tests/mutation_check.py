@@ -82,6 +82,8 @@ MUTATIONS = {
                             "SO(3) as S³(3)/±1: a flatter ball's L/h in the sensitivity, its volume density sin²(ρ/3)"),
     "so3-sign-from-the-computation": ("manifolds/so3.py", "    return q * (1.0 - 2.0 * negative)\n", "    return q\n",
                                       "SO(3) releases keep the sign of q the computation ended with, not the canonical one"),
+    "median-reach-unchecked": ("privacy/median.py", "        if not reach <= MEDIAN_MAX_REACH:", "        if False:",
+                               "a median ball whose squared distances overflow for some data releases or raises by the data"),
     "homogeneous-by-default": ("manifolds/capabilities.py", "    homogeneous: bool = False", "    homogeneous: bool = True",
                                "a new space that claims nothing gets the footpoint-free σ = Δ/ε"),
     "so3-matrix-entries-unbounded": ("manifolds/so3.py", "bounded = finite & (np.max(np.abs(R), axis=(-2, -1)) <= 2.0)",

@@ -317,3 +317,30 @@ def test_median_stays_close_under_outliers_while_the_mean_moves():
                                                                          epsilon=1.0, rng=seed).point)))
     median, mean, mean0 = (float(np.median(errs[k])) for k in ("median", "mean", "mean0"))
     assert median < 0.04 and median < 0.5 * mean and mean > 3 * mean0
+
+
+@pytest.mark.parametrize("radius", [1e151, 1e154, 1.2e154, 2e154])
+def test_a_radius_whose_squares_overflow_is_refused_before_the_data_are_read(radius):
+    from manifold_dp import PrivacyAccountant
+
+    M = Euclidean(1)
+    D = np.full((3, 1), radius)  # every record on the boundary
+    D2 = D.copy()
+    D2[-1] = 0.0  # a neighbour: one record at the centre
+    for X in (D, D2):
+        acc = PrivacyAccountant(epsilon=10.0)
+        with pytest.raises(ValueError, match=r"radius \+ \|center\| <= 2\^500"):
+            private_frechet_median(X, M, center=M.origin, radius=radius, epsilon=1.0, accountant=acc, rng=1)
+        assert acc.spent() == (0.0, 0.0)
+
+
+def test_a_radius_just_below_the_limit_releases_for_every_neighbour():
+    M = Euclidean(1)
+    r = 2.0**499
+    D = np.full((3, 1), r)
+    D2 = D.copy()
+    D2[-1] = 0.0
+    for X in (D, D2):
+        for seed in range(3):
+            rel = private_frechet_median(X, M, center=M.origin, radius=r, epsilon=1.0, rng=seed)
+            assert np.all(np.isfinite(rel.point)) and abs(float(rel.point[0])) <= r

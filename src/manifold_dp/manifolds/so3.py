@@ -108,8 +108,9 @@ class SO3(Manifold):
     ----------
     layout : {"quaternion", "matrix"}
         How users hand in and read points besides unit quaternions ``(..., 4)``: ``"matrix"``
-        also takes rotation matrices ``(..., 3, 3)`` (``as_points``) and gives releases back as
-        matrices (``to_user``). The geometry is the same.
+        also takes rotation matrices ``(..., 3, 3)`` (``as_points``); a release's ``point`` is a
+        unit quaternion in either layout, and ``to_user(point)`` gives it as a matrix (the command
+        line prints that). The geometry is the same.
 
     Raises
     ------

@@ -49,6 +49,9 @@ ENVELOPE_CELLS = 1000  # grid cells of the envelope G on [0, reach]
 GRADIENT_BLOCK = 2_000_000  # proposals × records per block of the gradient (bounded memory at any n)
 
 
+MEDIAN_MAX_REACH = 2.0**500  # radius + the centre's largest coordinate: (2·reach)² stays far below float64's 1.8e308
+
+
 def envelope_margin(n: int) -> float:
     """How far below the proved lower bound of ``‖∇F‖`` the sampler's envelope is set (public):
     the float64 summation error of a gradient of ``n`` unit terms, ``(n + 16)·2^-50``, plus
@@ -343,6 +346,10 @@ class FrechetMedian(Statistic):
                round_to: float | str | None, warn: bool = True) -> tuple[Calibration, float | None]:
         """``(calibration, output grid)`` from public values only."""
         check_ball(manifold, p.center, radius)
+        reach = float(radius) + float(np.max(np.abs(manifold.to_ambient(p.center)) if manifold.ambient_dim else 0.0))
+        if not reach <= MEDIAN_MAX_REACH:  # squared distances in the envelope and ∇F would overflow for some data
+            raise ValueError(f"the private Fréchet median needs radius + |center| <= 2^500 (about {MEDIAN_MAX_REACH:.3g}) "
+                             f"in the space's coordinates, got radius={radius!r}: rescale the data first")
         meas = median_measurement(manifold, p.n, epsilon, center=p.center, radius=radius)
         cal = Calibration(meas, 0.0, "2/n: every term of the median's gradient field is a unit vector or 0 "
                           "(docs/statistics.md), plus float64 summation slack",
