@@ -45,6 +45,7 @@ from manifold_dp.stats import riemannian_gradient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _floor import bench_floor, blas_setting
+from _paths import ROWS, bench_paths
 
 HERE = Path(__file__).resolve().parent
 TOL = 1e-10  # every Fréchet mean is compared at ‖∇F‖ ≤ TOL, F = (1/2n) Σ ρ²(x, x_i)
@@ -419,9 +420,22 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--geomstats", choices=["auto", "skip"], default="auto")
     ap.add_argument("--reproduce", choices=["auto", "none", "quick", "full"], default="auto")
-    ap.add_argument("--only", choices=["high-dim", "floor"],
-                    help="run one section only (writes high_dim.md, or floor.md for the close-to-the-floor target rows)")
+    ap.add_argument("--only", choices=["high-dim", "floor", "paths"],
+                    help="run one section only (writes high_dim.md, floor.md for the close-to-the-floor target rows, "
+                         "or paths.md for every path against its own floor)")
+    ap.add_argument("--rows", nargs="+", choices=sorted(ROWS), help="with --only paths: these rows only")
     args = ap.parse_args(argv)
+    if args.only == "paths":
+        tab = Table()
+        ratios = bench_paths(tab, args.quick, np.random.default_rng(7), args.rows)
+        md = [f"# Every path against its floor ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}",
+              f"{blas_setting()[0]}", ""] + tab.markdown()
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "paths.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+        (Path(args.out) / "paths.json").write_text(json.dumps(dict(machine=machine(), blas=blas_setting()[0], ratios=ratios),
+                                                              indent=2), encoding="utf-8")
+        print("\n".join(md))
+        return
     if args.only == "high-dim":
         tab = Table()
         bench_high_dim(tab, args.quick, np.random.default_rng(7))
