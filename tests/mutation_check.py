@@ -29,10 +29,21 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_audit.py", "tests/test_paper_calibrations.py", "tests/test_auto_radius.py", "tests/test_estimators.py",
          "tests/test_ball_sampler.py", "tests/test_newton_certified.py", "tests/test_newton_spd.py", "tests/test_single_draw.py",
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
-         "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py", "tests/test_minimal_space.py"]
+         "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py", "tests/test_minimal_space.py",
+         "tests/test_hyperbolic_newton.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
+    "hyperbolic-lipschitz-halved": ("manifolds/kernels/hyperbolic_passes.py",
+                                    "return (coth - D / math.sinh(D) ** 2) + (coth - 1.0 / D) * a",
+                                    "return 0.5 * ((coth - D / math.sinh(D) ** 2) + (coth - 1.0 / D) * a)",
+                                    "the Lipschitz bound of the Hessian on hyperbolic space halved (Newton schedule)"),
+    "hyperbolic-centroid-bound-halved": ("manifolds/kernels/hyperbolic_passes.py",
+                                         "return min(best * (1.0 + 1e-6), (sinh_d - D) / 2.0)",
+                                         "return 0.5 * min(best * (1.0 + 1e-6), (sinh_d - D) / 2.0)",
+                                         "the Lorentzian centroid's distance bound halved (Newton start on hyperbolic space)"),
+    "hyperbolic-exp-not-stretching": ("manifolds/kernels/hyperbolic_passes.py", "expansion=1.0,", "expansion=0.0,",
+                                      "hyperbolic exp taken 1-Lipschitz in the Newton recursion"),
     "laplace-halve-sigma": ("privacy/measurements.py", "(1.0 if footpoint_free else 2.0) * sensitivity / epsilon",
                             "0.5 * (1.0 if footpoint_free else 2.0) * sensitivity / epsilon", "every pure-ε scale halved"),
     "drop-factor-2": ("privacy/measurements.py", "(1.0 if footpoint_free else 2.0) * sensitivity", "1.0 * sensitivity",

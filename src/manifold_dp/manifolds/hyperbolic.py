@@ -12,6 +12,7 @@ from .._random import RngLike, as_generator
 from .._typing import Array, BoolArray, FloatArray
 from .base import Manifold, sn_over
 from .euclidean import _check_dim
+from .kernels.hyperbolic_passes import HyperbolicPasses
 
 __all__ = ["minkowski", "Hyperbolic"]
 
@@ -23,7 +24,7 @@ def minkowski(u: ArrayLike, v: ArrayLike) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class Hyperbolic(Manifold):
+class Hyperbolic(HyperbolicPasses, Manifold):
     """``{x ∈ R^(d+1): ⟨x,x⟩_L = −1, x0 > 0}``; metric ``⟨u,v⟩_L`` on tangent spaces.
 
     ``exp_x(v) = cosh‖v‖ x + sinh‖v‖ v/‖v‖``; ``log_x(y) = θ (y + ⟨x,y⟩x)/‖y + ⟨x,y⟩x‖``,
