@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from .._validation import _is_real, _shown, check_delta, check_epsilon, check_positive
-from .calibration import gaussian_delta
+from .calibration import bracketed_root, gaussian_delta
 
 __all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "slack_dp_event", "gaussian_epsilon",
            "PrivacyAccountant", "check_accountant", "SlackDpEvent"]
@@ -135,13 +135,11 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     z, delta = check_positive(noise_multiplier, "noise_multiplier"), check_delta(delta)
     if gaussian_delta(z, 1.0, 0.0) <= delta:
         return 0.0
-    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.3 s to import
-
     f: Callable[[float], float] = lambda e: gaussian_delta(z, 1.0, e) - delta
     hi = 1.0
     while f(hi) > 0:
         hi *= 2.0
-    return float(brentq(f, 0.0, hi, xtol=1e-13))
+    return float(bracketed_root(f, 0.0, hi, xtol=1e-13))
 
 
 def _epsilon_of_noise(p: float) -> float:
