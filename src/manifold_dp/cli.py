@@ -41,7 +41,6 @@ from ._cli_files import (
 from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .manifolds import REGISTRY
 from .manifolds.base import Manifold
-from .privacy.measurements import AMBIENT_MECHANISMS, WRAPPED_MECHANISMS
 from .privacy.mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .privacy.mechanism_specs import MECHANISMS as MECHANISM_SPECS
 from .privacy.planning import auto_ball_summary, format_plan, plan_table, steep_radius
@@ -163,34 +162,15 @@ def mechanism_table() -> str:
 
 
 def _mechanism_notes(spaces: dict[str, Manifold]) -> list[str]:
-    def where(test: Callable[[Manifold], bool]) -> str:
-        return ", ".join(name for name, m in spaces.items() if test(m)) or "none"
-
-    return [
-        "laplace: every manifold. Unrestricted (σ = Δ/ε) where its law is integrable and fits float64, else "
-        "restricted to the ball automatically (σ = 2Δ/ε), e.g. at large σ on "
-        f"{where(lambda m: np.isfinite(m.laplace_sigma_limit))}; --restrict always restricts it.",
-        f"kng: every manifold (σ = 2Δ/ε). Flat ({where(_flat)}): the Laplace restricted to the ball around the "
-        f"mean. Curved ({where(lambda m: not _flat(m))}): exact rejection whose running time depends on the data "
-        "(do not publish it).",
-        f"tangent_gaussian: manifolds with a flat chart only ({where(lambda m: m.flat_chart)}); needs --delta.",
-        f"{', '.join(AMBIENT_MECHANISMS)}: manifolds with an ambient Euclidean embedding "
-        f"({where(lambda m: m.ambient_dim is not None)}): noise on the mean of the embedded records, projected "
-        "back; ambient_gaussian needs --delta.",
-        "riemannian_gaussian: every (homogeneous) manifold; density ∝ exp(−ρ²/(2σ²)) around the mean, (ε, δ)-DP by a "
-        "numerical privacy profile (exact Gaussian mechanism on flat spaces), μ-GDP reported; needs --delta "
-        "(docs/gaussian_family.md).",
-        f"{', '.join(WRAPPED_MECHANISMS)}: Hadamard manifolds only "
-        f"({where(lambda m: mechanism_support(m, WRAPPED_MECHANISMS[0]))}): noise in the tangent space "
-        "at the public centre, mapped back with exp; wrapped_gaussian needs --delta.",
+    """One line per mechanism, its registry ``summary`` with the manifolds it runs on."""
+    notes = []
+    for name, spec in MECHANISM_SPECS.items():
+        where = ", ".join(label for label, m in spaces.items() if spec.supports(m)) or "none"
+        notes.append(f"{name}: {spec.summary.format(where=where)}")
+    return notes + [
         "auto (--mechanism auto): the supported mechanism with the smallest expected noise distance at the public n, "
         "radius, epsilon and delta (the (ε, δ) ones only with --delta), chosen before the data are read; "
-        "manifold-dp plan prints the figures it compares.",
-    ]
-
-
-def _flat(manifold: Manifold) -> bool:
-    return tuple(manifold.curvature_bounds) == (0.0, 0.0)
+        "manifold-dp plan prints the figures it compares."]
 
 
 def cmd_mechanisms(args: argparse.Namespace) -> None:

@@ -63,6 +63,9 @@ class MechanismSpec:
         Otherwise, the float64 check is that of a Laplace law of ``tail·σ``.
     on_dask : str or None
         Why the mechanism refuses Dask records, or ``None`` when it reads them block by block.
+    summary : str
+        One line for people (``manifold-dp mechanisms``): how it runs; ``{where}`` stands for the
+        manifolds it runs on (read off ``supports``).
     """
 
     name: str
@@ -75,6 +78,7 @@ class MechanismSpec:
     gaussian_tail: bool = False
     tail: float = 1.0
     on_dask: str | None = None
+    summary: str = "runs on {where}."
 
     def unsupported(self, manifold: Manifold, *, dask: bool) -> str | None:
         """Why this mechanism cannot run on ``manifold`` (with Dask records when ``dask``), or
@@ -213,27 +217,43 @@ def _ambient_dim(manifold: Manifold) -> int:
 
 _AMBIENT_NOTE = " on the mean of the embedded records, projected back"
 
+_AMBIENT_SUMMARY = ("manifolds with an ambient Euclidean embedding ({where}): noise on the mean of the embedded records, "
+                    "projected back")
+_WRAPPED_SUMMARY = ("Hadamard manifolds only ({where}): noise in the tangent space at the public centre, mapped back "
+                    "with exp")
+
 MECHANISMS: dict[str, MechanismSpec] = {spec.name: spec for spec in (
-    MechanismSpec("laplace", "Riemannian Laplace", False, "footpoint", _anywhere, _laplace, _intrinsic_laplace_distance),
+    MechanismSpec("laplace", "Riemannian Laplace", False, "footpoint", _anywhere, _laplace, _intrinsic_laplace_distance,
+                  summary="every manifold ({where}). Unrestricted (σ = Δ/ε) where its law is integrable and fits "
+                          "float64, else restricted to the ball automatically (σ = 2Δ/ε); --restrict always restricts it."),
     MechanismSpec("kng", "K-norm gradient (KNG)", False, "gradient_field", _anywhere, _kng, _intrinsic_laplace_distance,
-                  on_dask="mechanism='kng' evaluates ∇F over all records at every proposal: not supported on Dask arrays"),
+                  on_dask="mechanism='kng' evaluates ∇F over all records at every proposal: not supported on Dask arrays",
+                  summary="every manifold ({where}; σ = 2Δ/ε). Flat: the Laplace restricted to the ball around the "
+                          "mean. Curved: exact rejection whose running time depends on the data (do not publish it)."),
     MechanismSpec("tangent_gaussian", "tangent Gaussian", True, "footpoint", _flat_chart, _tangent_gaussian,
-                  _intrinsic_gaussian_distance, gaussian_tail=True),
+                  _intrinsic_gaussian_distance, gaussian_tail=True,
+                  summary="manifolds with a flat chart only ({where}); needs --delta."),
     MechanismSpec("ambient_laplace", "ambient ℓ2 Laplace" + _AMBIENT_NOTE, False, "ambient_mean",
                   _ambient("ambient_laplace"), _ambient_measure("ambient_laplace"),
-                  lambda m, sigma: _ambient_dim(m) * sigma),
+                  lambda m, sigma: _ambient_dim(m) * sigma, summary=_AMBIENT_SUMMARY + "."),
     MechanismSpec("ambient_gaussian", "ambient Gaussian" + _AMBIENT_NOTE, True, "ambient_mean",
                   _ambient("ambient_gaussian"), _ambient_measure("ambient_gaussian"),
-                  lambda m, sigma: sigma * math.sqrt(_ambient_dim(m)), tail=3.0),
+                  lambda m, sigma: sigma * math.sqrt(_ambient_dim(m)), tail=3.0,
+                  summary=_AMBIENT_SUMMARY + "; needs --delta."),
     MechanismSpec("coordinate_laplace", "coordinate-wise Laplace" + _AMBIENT_NOTE, False, "ambient_mean",
                   _ambient("coordinate_laplace"), _ambient_measure("coordinate_laplace"),
-                  lambda m, sigma: sigma * math.sqrt(2 * _ambient_dim(m))),
+                  lambda m, sigma: sigma * math.sqrt(2 * _ambient_dim(m)),
+                  summary=_AMBIENT_SUMMARY + " (ε-DP by ‖·‖₁ ≤ √D‖·‖₂)."),
     MechanismSpec("riemannian_gaussian", "Riemannian Gaussian", True, "footpoint", _homogeneous, _riemannian_gaussian,
-                  _intrinsic_gaussian_distance, gaussian_tail=True),
+                  _intrinsic_gaussian_distance, gaussian_tail=True,
+                  summary="homogeneous manifolds ({where}); density ∝ exp(−ρ²/(2σ²)) around the mean, (ε, δ)-DP by a "
+                          "numerical privacy profile (exact Gaussian mechanism on flat spaces), μ-GDP reported; needs "
+                          "--delta (docs/gaussian_family.md)."),
     MechanismSpec("wrapped_laplace", "exponential-wrapped laplace", False, "footpoint", _hadamard("wrapped_laplace"),
-                  _wrapped("laplace"), _intrinsic_laplace_distance),
+                  _wrapped("laplace"), _intrinsic_laplace_distance, summary=_WRAPPED_SUMMARY + "."),
     MechanismSpec("wrapped_gaussian", "exponential-wrapped gaussian", True, "footpoint", _hadamard("wrapped_gaussian"),
-                  _wrapped("gaussian"), _intrinsic_gaussian_distance, gaussian_tail=True),
+                  _wrapped("gaussian"), _intrinsic_gaussian_distance, gaussian_tail=True,
+                  summary=_WRAPPED_SUMMARY + "; needs --delta."),
 )}
 
 MECHANISM_NAMES = tuple(MECHANISMS)  # in the order ties of mechanism="auto" and the tables follow
