@@ -220,4 +220,4 @@ class HyperbolicPasses(RecordPasses):
         r = float(radius)
         tangent = r / math.tanh(r) - 1.0 if r > 1e-4 else r * r / 3.0
         return NewtonConstants(L=hessian_lipschitz(D), e=e, expansion=1.0, extrinsic=extrinsic, tangent=tangent,
-                               cost=1.5 + (self.dim + 1) / 16.0)
+                               cost=1.0 + (self.dim + 1) / 64.0)
