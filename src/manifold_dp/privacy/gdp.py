@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -184,25 +184,66 @@ def _profile_parts(manifold: Manifold, t: ArrayLike, sigma: float, epsilon: Arra
         sin2 = (S(np.sqrt(s2)) - S(r - t)) / (sn(r) * sn(t))
     sin2 = np.clip(np.nan_to_num(sin2, nan=0.0), 0.0, 1.0)  # overflow (NaN): integrate every angle
     theta_star = np.where(beyond, np.pi, 2.0 * np.arcsin(np.sqrt(sin2)))
-    if d == 1:  # two directions, θ = 0 and θ = π, each with probability ½
-        th = np.broadcast_to(np.array([0.0, np.pi]), theta_star.shape[:-1] + (2,))
-        lw = np.where(th >= theta_star, np.log(0.5), -np.inf)
-    else:
-        width = np.pi / 2 if d == 2 else float(np.arccos(np.exp(-_WINDOW / (d - 2))))
-        b = np.full(theta_star.shape[:-1], np.pi / 2 + width)
-        a = np.minimum(np.maximum(theta_star[..., 0], np.pi / 2 - width), b)
-        th, wt = _composite(a, b, a_panels)
-        with np.errstate(divide="ignore"):
-            lw = (d - 2) * np.log(np.sin(th)) + np.log(wt) - betaln(0.5, 0.5 * (d - 1))
-    rho2 = S_inv(S(r - t) + sn(r) * sn(t) * np.sin(th / 2.0) ** 2)
-    loss = (rho2 * rho2 - r * r) / (2.0 * sigma * sigma)
+    # per (t, ε, ρ) row: ρ(η', y) = S⁻¹(base + scale·sin²(θ/2))
+    rows = _RadialRows(S(r - t), sn(r) * sn(t), r * r, np.broadcast_to(eps, r.shape), theta_star)
+    inner = _angular_integral(rows, d, sigma, a_panels, S_inv)  # (T, E, R)
     with np.errstate(all="ignore"):
-        # a loss float64 cannot evaluate (sinh overflow far out on hyperbolic space) counts as a full loss
-        h = np.where(np.isfinite(loss), -np.expm1(eps - loss), 1.0)
-        inner = np.where(np.isfinite(lw), h * np.exp(lw), 0.0)
-        inner = np.clip(inner, 0.0, None).sum(axis=-1)  # (T, E, R)
         quad = np.sum(np.where(np.isfinite(log_w_rho), inner * np.exp(log_w_rho), 0.0), axis=-1)
     return cast(FloatArray, quad), tail, start
+
+
+class _RadialRows(NamedTuple):
+    """The ``(T, E, R, 1)`` arrays of ``_profile_parts`` that the angular integral needs per row."""
+
+    base: FloatArray  # S(ρ − t)
+    scale: FloatArray  # sn(ρ)·sn(t)
+    rho_sq: FloatArray  # ρ²
+    eps: FloatArray  # ε
+    theta_star: FloatArray  # the angle below which the loss is at most ε
+
+
+_BLOCK = 1 << 17  # quadrature nodes per block of rows: the block's arrays stay in cache
+
+
+def _angular_integral(rows: _RadialRows, d: int, sigma: float, a_panels: int, S_inv: _Function) -> FloatArray:
+    """``∫ (1 − e^(ε − L(ρ, θ)))_+ dP(θ)`` per row, shape ``(T, E, R)``: ``θ`` with density
+    ``∝ sin^(d−2) θ`` by composite Gauss–Legendre from ``max(θ*, π/2 − width)`` to ``π/2 + width``
+    (``d = 1``: the two directions ``0`` and ``π``). Rows whose window is empty (``θ* ≥ π/2 + width``:
+    no angle has a loss above ε) are exactly 0 and are skipped; the others are computed in blocks of
+    ``_BLOCK`` nodes, each element by the same operations as on the whole ``(T, E, R, A)`` array."""
+    shape = rows.theta_star.shape[:-1]
+    inner = np.zeros(shape)
+    if d == 1:
+        lo = hi = None
+        active = np.ones(shape, bool)
+        nodes = 2
+    else:
+        width = np.pi / 2 if d == 2 else float(np.arccos(np.exp(-_WINDOW / (d - 2))))
+        hi = np.full(shape, np.pi / 2 + width)
+        lo = np.minimum(np.maximum(rows.theta_star[..., 0], np.pi / 2 - width), hi)
+        active = lo < hi  # elsewhere every weight is 0 (log −inf): the row's integral is 0
+        nodes = 8 * a_panels
+    where = np.nonzero(active.ravel())[0]
+    flat = [np.broadcast_to(x, shape + (1,)).reshape(-1, 1) for x in rows]
+    step = max(_BLOCK // nodes, 1)
+    for start in range(0, where.size, step):
+        pick = where[start:start + step]
+        base, scale, rho_sq, eps, theta_star = (x[pick] for x in flat)
+        if lo is None or hi is None:  # two directions, θ = 0 and θ = π, each with probability ½
+            th = np.broadcast_to(np.array([0.0, np.pi]), (pick.size, 2))
+            lw = np.where(th >= theta_star, np.log(0.5), -np.inf)
+        else:
+            th, wt = _composite(lo.ravel()[pick], hi.ravel()[pick], a_panels)
+            with np.errstate(divide="ignore"):
+                lw = (d - 2) * np.log(np.sin(th)) + np.log(wt) - betaln(0.5, 0.5 * (d - 1))
+        rho2 = S_inv(base + scale * np.sin(th / 2.0) ** 2)
+        loss = (rho2 * rho2 - rho_sq) / (2.0 * sigma * sigma)
+        with np.errstate(all="ignore"):
+            # a loss float64 cannot evaluate (sinh overflow far out on hyperbolic space) counts as a full loss
+            h = np.where(np.isfinite(loss), -np.expm1(eps - loss), 1.0)
+            part = np.where(np.isfinite(lw), h * np.exp(lw), 0.0)
+        inner.ravel()[pick] = np.clip(part, 0.0, None).sum(axis=-1)
+    return inner
 
 
 def _triangle_tail(log_f: _Function, log_z: float, a: float, b: float, t: FloatArray, sigma: float, eps: FloatArray,
