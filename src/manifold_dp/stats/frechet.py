@@ -384,9 +384,14 @@ class CertifiedSchedule:
 
 def _pass_name(order: Any) -> str:
     """A Newton pass as the certificate names it: ``exact``, the order, or the order and the
-    tolerance of its logarithms (``(order, tol)``: affine-invariant SPD's coarser series)."""
+    tolerance of its logarithms (``(order, tol)``: affine-invariant SPD's coarser series), and the
+    Chebyshev steps of its solve (``(order, tol, steps, ratio)``: affine-invariant SPD at large
+    ``k``; ``tol`` ``None`` where the logs come from ``eigh``)."""
     if order is None:
         return "exact"
+    if isinstance(order, tuple) and len(order) == 4:
+        logs = "" if order[1] is None else f"logs to {order[1]:.1e}, "
+        return f"{order[0]} ({logs}{order[2]} Chebyshev steps)"
     if isinstance(order, tuple):
         return f"{order[0]} (logs to {order[1]:.1e})"
     return str(order)
@@ -404,13 +409,17 @@ def _expansion(T: float, k: float) -> float:
     return math.sinh(a) / a if a > 1e-8 else 1.0
 
 
-def _newton_bound(d: float, c: NewtonConstants, h: float, e: float, g: float | None = None) -> float:
-    """The distance bound after one projected Newton step from ``d`` (``NewtonConstants``; ``e``
-    and ``g`` the errors of the pass taken, ``g`` by default the space's)."""
+def _newton_bound(d: float, c: NewtonConstants, h: float, e: float, g: float | None = None, solve: float = 0.0) -> float:
+    """The distance bound after one projected Newton step from ``d`` (``NewtonConstants``; ``e``,
+    ``g`` and ``solve`` the errors of the pass taken, ``g`` by default the space's, ``solve`` the
+    relative error of its linear solve: ``δ + ε(d + δ)``, as the exact solution is within ``d + δ``
+    of 0)."""
     d, h, e = float(d), float(h), float(e)
     if not h > e:
         return math.inf
     delta = (0.5 * float(c.L) * d * d + e * d + float(c.g if g is None else g)) / (h - e)
+    if solve:
+        delta += float(solve) * (d + delta)
     return _expansion(d + delta, float(c.expansion)) * delta
 
 
@@ -418,7 +427,7 @@ def _newton_steps(d: float, c: NewtonConstants, h: float, accuracy: float) -> in
     """Newton steps from the bound ``d`` until the bound is ``≤ accuracy`` (``None``: it does not
     contract from ``d``)."""
     for k in range(1, NEWTON_CAP + 1):
-        following = _newton_bound(d, c, h, c.e)
+        following = _newton_bound(d, c, h, c.e, None, c.solve)
         if not following < d:
             return None
         d = following
@@ -434,9 +443,13 @@ class _NewtonPlanner:
 
     def __init__(self, c: NewtonConstants, h: float, accuracy: float) -> None:
         self.c, self.h, self.accuracy = c, h, accuracy
-        self.levels = c.levels()
+        self.levels = c.passes()
         self.cheapest: float = min(level[2] for level in self.levels)
         self._fewest: dict[float, int] = {}
+        # the bound grows with e, g and solve: the smallest bound of any pass is that of a pass no other beats in all three
+        errors = [level[1:2] + level[3:5] for level in self.levels]
+        self.sharpest = [errors[i] for i in range(len(errors))
+                         if not any(other != errors[i] and all(a <= b for a, b in zip(other, errors[i])) for other in errors)]
 
     def fewest(self, d: float) -> int:
         """A lower bound on the steps any run needs from ``d``: every step taking the smallest
@@ -444,7 +457,7 @@ class _NewtonPlanner:
         key, k = d, 0
         if key not in self._fewest:
             while d > self.accuracy and k <= NEWTON_CAP:
-                d, k = min(_newton_bound(d, self.c, self.h, e, g) for _, e, _, g in self.levels), k + 1
+                d, k = min(_newton_bound(d, self.c, self.h, e, g, solve) for e, g, solve in self.sharpest), k + 1
             self._fewest[key] = k
         return self._fewest[key]
 
@@ -465,8 +478,8 @@ class _NewtonPlanner:
             following: list[tuple[float, int, float, tuple[int, ...]]] = []
             for d, start, cost, seq in open_runs:
                 for j in range(start, len(levels)):  # the pass's index never decreases along a run
-                    _, e, step_cost, g = levels[j]
-                    after, total = _newton_bound(d, self.c, self.h, e, g), cost + step_cost
+                    _, e, step_cost, g, solve = levels[j]
+                    after, total = _newton_bound(d, self.c, self.h, e, g, solve), cost + step_cost
                     limit = budget if best is None else best[0]
                     if not after < d or total > limit:
                         continue
@@ -597,6 +610,7 @@ def certified_frechet_mean(manifold: Manifold, X: Any, center: ArrayLike, radius
                             plan.orders[step] if plan.orders else None)
         g, A = sum(p[0] for p in parts), sum(p[1] for p in parts)
         mu = manifold.clip_to_ball(manifold.exp(mu, manifold.newton_step(mu, g, A)), center, radius)
+        del parts, A  # a pass's terms may hold the records' logs (SPD at large k): not two passes' at once
     return mu
 
 

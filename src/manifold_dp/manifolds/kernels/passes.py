@@ -52,7 +52,10 @@ class NewtonConstants:
     with their own gradient error ``g``), which the schedule may take for the first steps, where
     the bound is still far above their errors; ``g``: a bound on the error of the computed
     gradient ``‖ĝ − ∇F(μ)‖`` (affine-invariant SPD: the logarithms by matrix products,
-    ``matrix.logm_band``), which adds ``g/(h − e)`` to ``δ``."""
+    ``matrix.logm_band``), which adds ``g/(h − e)`` to ``δ``; ``solve``: a bound ``ε`` on the relative
+    error of the computed Newton direction against the exact solution with ``Ĥ``
+    (affine-invariant SPD at large ``k``: a public number of Chebyshev steps), which turns ``δ``
+    into ``δ + ε(d + δ)``; a ``cheaper`` entry may carry its own as a fifth element."""
 
     L: float
     e: float
@@ -63,12 +66,19 @@ class NewtonConstants:
     cheaper: tuple[tuple[Any, ...], ...] = ()
     order: int | None = None  # the order of ``e`` and ``cost`` (``None``: the exact Hessian)
     g: float = 0.0
+    solve: float = 0.0
 
     def levels(self) -> list[tuple[Any, ...]]:
         """Every pass a Newton step may take, as ``(order, e, cost, g)``: the cheaper ones first,
         the space's own last (a cheaper entry without its own ``g`` has the space's)."""
-        cheaper = [tuple(level) + (self.g,) * (4 - len(level)) for level in self.cheaper]
-        return cheaper + [(self.order, self.e, self.cost, self.g)]
+        return [level[:4] for level in self.passes()]
+
+    def passes(self) -> list[tuple[Any, ...]]:
+        """``levels`` with each pass's ``solve`` as a fifth element (an entry without its own: an
+        exact solve, 0)."""
+        cheaper = [tuple(level) + ((self.g,) if len(level) < 4 else ()) + ((0.0,) if len(level) < 5 else ())
+                   for level in self.cheaper]
+        return cheaper + [(self.order, self.e, self.cost, self.g, self.solve)]
 
 
 class RecordPasses(ManifoldGeometry):
@@ -120,7 +130,10 @@ class RecordPasses(ManifoldGeometry):
         (the generic path: ``belongs``, ``project``, ``clip_and_log_sum``); with ``log_sum``
         false it may return ``None`` for the sum of logs, with ``keep`` false ``None`` for the
         records (only their log sum is needed: flat charts). ``out``: where the caller keeps the
-        block's records; a space may write them there and return ``out`` itself (no copy)."""
+        block's records; a space may write them there and return ``out`` itself (no copy).
+        ``finite``, ``ok``, ``moved`` are masks over the block's records, or the numbers of finite
+        records, of points among them and of moved records (ints) from a pass that counts as it
+        goes (``Euclidean(1)``)."""
         return None
 
     def newton_constants(self, radius: float, n: int) -> NewtonConstants | None:

@@ -24,6 +24,7 @@ from ..matrix import eig_apply, eig_weighted_sum, expm_sym, sqrtm_spd, sym
 from .arrays import finite_rows, select
 from .matrix_log import flush_tiny, logm_band, logm_band_plan
 from .passes import NewtonConstants, RecordPasses
+from .spd_hessian import TruncatedHessian, chebyshev_error
 
 __all__ = ["SPDPasses", "AffineInvariantPasses"]
 
@@ -61,6 +62,18 @@ LOG_BAND_MIN_K = 4  # below, one eigh per record is as fast (measured at k = 2, 
 # newton_constants.cheaper with its own g; the planner takes them where they save a pass's products)
 LOG_BAND_COARSE = (2.0**-17, 2.0**-27, 2.0**-40)
 LOG_SHARE = 0.8  # the logs' share of a second-order pass on the band (measured 0.84 at k = 10): the cost model
+# from this k on, a Newton pass keeps the records' logs and applies Ĥ to a matrix record by record, and the step
+# solves Ĥ S = G by a public number of Chebyshev steps (spd_hessian): no k² × k² matrix, whose assembly and
+# solve grow as k⁴n and k⁶ (at k = 50 they were four fifths of a release)
+MATRIX_FREE_MIN_K = 24
+CHEBYSHEV_STEPS = (1, 2, 3, 4, 5, 6, 8, 10, 12)  # the solves offered to the schedule, each with its chebyshev_error
+LOG_BAND_BYTES = 1 << 18  # matrix-free passes: logm_band's blocks hold temporaries of at most this many bytes each
+PREPARE_BYTES = 1 << 20  # and record preparation's blocks (prepare_rows), from k = MATRIX_FREE_MIN_K on
+# the matrix-free cost model, in k × k products per record (measured at k = 24…80): a gradient pass (whitening,
+# eigh, weighted sum) costs about FREE_GRADIENT_PRODUCTS, a pass its logs' products plus FREE_PASS_PRODUCTS
+# (whitening, sums, the step), and each Chebyshev step after the first ``order`` more (ad² is two per record)
+FREE_GRADIENT_PRODUCTS = 30.0
+FREE_PASS_PRODUCTS = 4.0
 
 
 @lru_cache(maxsize=256)
@@ -83,6 +96,51 @@ def _log_band(radius, k, tol=LOG_BAND_TOL):
         return None, 0.0
     plan = logm_band_plan(float(t), float(tol))
     return plan, float(np.sqrt(k) * plan.bound)
+
+
+def _band_half_width(radius, k):
+    """``t`` of ``_log_band``: ``2r``, the whitening's rounding at the worst conditioning a release
+    accepts, and ``2^−10``."""
+    return 2.0 * radius + (2.0**-10 + np.exp(min(2.0 * radius, 50.0)) / (8.0 * k**1.5))
+
+
+@lru_cache(maxsize=256)
+def _hessian_ratio(radius, k):
+    """``κ`` such that ``Ĥ`` (``newton_terms``, any order) has its spectrum in ``[W, κW]``,
+    ``W = Σ w_i``, for records and iterate in a ball of radius ``r``; ``None`` where that is not
+    proven (``T² > 10``). Per record ``Ĥ`` is ``w_i φ̂(ad_V/2)``, eigenvalues ``w_i φ̂(t)`` with
+    ``t = |l_j − l_k|/2 ≤ ‖V‖_F/√2`` (``(l_j − l_k)² ≤ 2(l_j² + l_k²)``), and ``φ̂ = 1 + t²/3``,
+    ``1 + t²/3 − t⁴/45`` or ``1 + t²/3 − t⁴/45 + 2t⁶/945`` lies in ``[1, 1 + t²/3]`` for ``t² ≤ 10``.
+    The computed logs have ``‖V̂‖_F ≤ 2r + √k(t_band − 2r + 2^−16)`` (each eigenvalue moved by the
+    whitening's rounding and ``2^−10``, as ``_log_band``, and by the series' error, at most
+    ``2^−17``); ``T² = ‖V̂‖²/2``, and ``κ = (1 + T²/3)(1 + 2^−20)/(1 − 2^−20)`` covers the rounding
+    of ``W`` (``nε`` relative, below ``2^−20`` for ``n < 4·10⁹``)."""
+    spread = 2.0 * radius + np.sqrt(k) * (_band_half_width(radius, k) - 2.0 * radius + 2.0**-16)
+    T2 = float(spread) ** 2 / 2.0
+    if not T2 <= 10.0:
+        return None
+    return (1.0 + T2 / 3.0) * (1.0 + 2.0**-20) / (1.0 - 2.0**-20)
+
+
+def _free_levels(radius, k, truncation, rounding, lift, ratio):
+    """The matrix-free passes a Newton step may take at ``k ≥ MATRIX_FREE_MIN_K``, as
+    ``((order, tol, steps, ratio), e, cost, g, solve)``: every order of the truncated Hessian, every
+    series of the logs (``tol``; ``None``: an ``eigh`` per record, where there is no band) and every
+    count of ``CHEBYSHEV_STEPS``, with ``solve = chebyshev_error(steps, ratio)``. The cost model, in
+    gradient passes: the logs' products, ``FREE_PASS_PRODUCTS`` and ``order`` products per record
+    for each Chebyshev step after the first, over ``FREE_GRADIENT_PRODUCTS``."""
+    full, _ = _log_band(radius, k)
+    tols = LOG_BAND_COARSE + (LOG_BAND_TOL,) if full is not None else (None,)
+    levels = []
+    for order in (2, 4, 6):
+        for tol in tols:
+            plan, g = _log_band(radius, k, tol) if tol is not None else (None, 0.0)
+            products = FREE_GRADIENT_PRODUCTS if plan is None else plan.products
+            for steps in CHEBYSHEV_STEPS:
+                cost = (products + FREE_PASS_PRODUCTS + (steps - 1) * order) / FREE_GRADIENT_PRODUCTS
+                levels.append(((order, tol, steps, ratio), truncation[order] + rounding + lift * g, cost, g,
+                               chebyshev_error(steps, ratio)))
+    return levels
 
 
 def _t_coth_t(t):
@@ -277,6 +335,14 @@ class AffineInvariantPasses(RecordPasses):
 
     checked_start_stats = RecordPasses.checked_start_stats  # the check's Cholesky and one inverse: no eigh
 
+    def prepare_rows(self, rows: int, n: int, log_sum: bool = True) -> int:
+        """From ``k = MATRIX_FREE_MIN_K`` on, blocks of record preparation whose ``(rows, k, k)``
+        temporaries hold at most ``PREPARE_BYTES`` each: the release's memory stays a small multiple
+        of the records' (256 records of SPD(50) made ten 5 MiB temporaries). Below, ``rows``."""
+        if self.k < MATRIX_FREE_MIN_K:
+            return rows
+        return max(8, min(rows, PREPARE_BYTES // (8 * self.k * self.k)))
+
     @blas_limited
     def weighted_log_sum(self, p: Array, X: Array, weights: Array) -> Array:
         """``p^½ (Σ w_i Logm(p^-½ X_i p^-½)) p^½``: one ``eigh`` per record, the sum formed in the
@@ -366,8 +432,15 @@ class AffineInvariantPasses(RecordPasses):
         rounding = 1e-8 + 4.0 * n * np.finfo(float).eps
         truncation = {2: float(D**4 / 180.0), 4: float(D**6 / 3780.0), 6: float(D**8 / 75600.0)}
         costs = {2: 1.0 + k2 / 5000.0, 4: 1.1 + k2 / 1400.0, 6: 1.3 + k2 / 800.0}
+        ratio = _hessian_ratio(float(radius), self.k) if self.k >= MATRIX_FREE_MIN_K else None
         levels: list[tuple[Any, ...]] = []
-        for order in (2, 4, 6):
+        own: Any = 6
+        if ratio is not None:  # no k² × k² matrix: Ĥ applied record by record, the step by Chebyshev steps
+            levels = _free_levels(float(radius), self.k, truncation, rounding, lift, ratio)
+            own, e, cost, g, solve = levels.pop()
+        else:
+            e, cost, solve = truncation[6] + rounding + lift * g, costs[6], 0.0
+        for order in (2, 4, 6) if ratio is None else ():
             if full is not None:  # the same order with coarser logs: fewer products, its own g
                 for tol in LOG_BAND_COARSE:
                     plan, g_tol = _log_band(float(radius), self.k, tol)
@@ -376,8 +449,8 @@ class AffineInvariantPasses(RecordPasses):
             if order < 6:
                 levels.append((order, truncation[order] + rounding + lift * g, costs[order], g))
         return NewtonConstants(
-            L=float(D / 3.0 * f(b)), e=truncation[6] + rounding + lift * g, expansion=0.5,
-            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=costs[6], cheaper=tuple(levels), order=6, g=g)
+            L=float(D / 3.0 * f(b)), e=e, expansion=0.5,
+            tangent=f(radius / np.sqrt(2.0)) - 1.0, cost=cost, cheaper=tuple(levels), order=own, g=g, solve=solve)
 
     @blas_limited
     def newton_terms(self, x: Array, X: Array, weights: Any, ball: Any = None,
@@ -398,6 +471,8 @@ class AffineInvariantPasses(RecordPasses):
         level's ``g`` (``newton_constants``; records as given take the ``eigh`` path at every level,
         whose error is within all of them). The logs and their powers pass through ``matrix.flush_tiny``: no product
         here is subnormal."""
+        if isinstance(order, tuple) and len(order) == 4:  # (order, tol, steps, ratio): matrix-free
+            return self._newton_terms_free(x, X, weights, ball, *order)
         x, k = np.asarray(x, float), self.k
         order, tol = order if isinstance(order, tuple) else (order, LOG_BAND_TOL)  # (order, tol): coarser logs
         degrees, (c, Q) = _newton_coefficients(order)
@@ -448,10 +523,40 @@ class AffineInvariantPasses(RecordPasses):
             H += scale * (np.kron(even, eye) + np.kron(eye, even))
         return sym(sums[0]), sym(H)
 
+    def _newton_terms_free(self, x: Array, X: Array, weights: Any, ball: Any, order: int, tol: float | None,
+                           steps: int, ratio: float) -> tuple[Array, TruncatedHessian]:
+        """``newton_terms`` without the ``k² × k²`` matrix: ``(Σ w_i V_i, Ĥ)`` with ``Ĥ`` a
+        ``TruncatedHessian`` holding the logs ``V_i`` (the records' size once more), applied record by
+        record and solved by ``steps`` Chebyshev steps on ``[W, ratio·W]`` (``_hessian_ratio``). The
+        logs as in ``newton_terms`` (``tol``: the series' level; ``None`` or records as given: an
+        ``eigh`` per record), in blocks whose temporaries stay under ``LOG_BAND_BYTES`` each."""
+        x, k = np.asarray(x, float), self.k
+        _, si = sqrtm_spd(x)
+        X, w = np.asarray(X, float), np.asarray(weights, float)
+        band = _log_band(float(ball), k, float(tol))[0] if ball is not None and tol is not None else None
+        rows = min(LOG_BAND_BLOCK, max(8, LOG_BAND_BYTES // (8 * k * k)))
+        logs, gradient = np.empty((len(X), k, k)), np.zeros((k, k))
+        for i in range(0, len(X), rows):
+            Y = self._in_frame(si, X[i:i + rows], symmetric=ball is not None)
+            if band is not None:
+                V = logm_band(Y, band)
+            else:
+                lam, u = np.linalg.eigh(Y)
+                V = eig_apply(u, np.log(lam))
+            logs[i:i + len(V)] = flush_tiny(V)  # powers of tiny entries would turn subnormal (a timing channel)
+            gradient += np.tensordot(np.broadcast_to(w if w.ndim == 0 else w[i:i + rows], (len(V),)), V, axes=(0, 0))
+        return sym(gradient), TruncatedHessian([logs], [w if w.ndim == 0 else w.copy()], _NEWTON_SCALES[:order // 2], steps,
+                                               ratio)
+
     def newton_step(self, x: Array, g: Array, H: Any) -> Array:
-        """The tangent vector ``s`` at ``x`` with ``Ĥ[x^-½ s x^-½] = g`` (both in the frame of ``x``)."""
+        """The tangent vector ``s`` at ``x`` with ``Ĥ[x^-½ s x^-½] = g`` (both in the frame of ``x``):
+        by ``np.linalg.solve`` on the ``k² × k²`` matrix, or by the Chebyshev steps of a
+        ``TruncatedHessian`` (``k ≥ MATRIX_FREE_MIN_K``)."""
         s_half, _ = sqrtm_spd(np.asarray(x, float))
-        S = sym(np.linalg.solve(H, np.asarray(g, float).reshape(-1)).reshape(self.k, self.k))
+        if isinstance(H, TruncatedHessian):
+            S = sym(H.solve(np.asarray(g, float)))
+        else:
+            S = sym(np.linalg.solve(H, np.asarray(g, float).reshape(-1)).reshape(self.k, self.k))
         return sym(s_half @ S @ s_half)
 
     @blas_limited
