@@ -50,7 +50,7 @@ from .._threads import blas_limited
 from .._typing import Array, BoolArray, FloatArray
 from .._validation import check_positive
 from ..manifolds.base import Manifold, finite_rows, select
-from ..records import CHUNK, is_dask
+from ..records import CHUNK, PreparedBlocks, is_dask
 from ..stats.frechet import (
     MAX_CERTIFIED_ITERATIONS,
     PreparedRecords,
@@ -304,7 +304,7 @@ PREPARE_MIN_ROWS = 256  # but at least this many records (per-block work: the ce
 
 
 def prepare_records(manifold: Manifold, X: ArrayLike, center: Array, radius: float, keep: bool = True,
-                    log_mean: bool = True) -> tuple[PreparedRecords, RecordCounts]:
+                    log_mean: bool = True, total: int | None = None) -> tuple[PreparedRecords, RecordCounts]:
     """Record by record: non-finite or off-manifold records become ``center``
     (data-independent), the rest are projected onto the manifold and clipped into
     ``B_radius(center)``. Users' layouts (``manifold.user_point_shapes``) are converted first.
@@ -322,9 +322,11 @@ def prepare_records(manifold: Manifold, X: ArrayLike, center: Array, radius: flo
     (a statistic that reads them fails instead of reading unclipped ones). ``log_mean=False``
     (public: the certified mean's schedule does not start from it): a space's fused pass may
     skip the log mean (the sphere's then takes no ``arctan2``), and ``records.log_mean`` is
-    ``None`` where it did."""
+    ``None`` where it did. ``total``: the number of records the sums are weighted over, when ``X``
+    is one block of them (a Dask block: weights ``1/total``); by default ``X``'s own."""
     X = np.asarray(X)
     n = X.shape[0]
+    total = n if total is None else int(total)
     shape = ((n if keep else 0),) + tuple(manifold.point_shape)
     out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
@@ -333,22 +335,30 @@ def prepare_records(manifold: Manifold, X: ArrayLike, center: Array, radius: flo
     start_stats: Any
     log_sum, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
     # the extrinsic start of the certified mean's Newton steps, where it takes them (public: radius, n)
-    newton = None if manifold.flat_chart else manifold.newton_constants(radius, n)
+    newton = None if manifold.flat_chart else manifold.newton_constants(radius, total)
     start_stats = 0.0 if keep and newton is not None and newton.extrinsic is not None else None
     dest: Any
     for start in range(0, n, rows):
         dest = out[start:start + rows] if keep else None
-        block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / n, keep,
-                                                        log_mean, dest)
+        block, finite, ok, moved, part = _prepare_chunk(manifold, X[start:start + rows], center, radius, 1.0 / total,
+                                                        keep, log_mean, dest)
         if keep and block is not dest:
             dest[...] = block
         log_sum = None if part is None else log_sum + part
         if start_stats is not None:  # around the centre: the records are within r of it (rounding ε·r, not ε·R)
-            start_stats = start_stats + manifold.centred_start_stats(block, center, 1.0 / n)
-        non_finite += len(finite) - int(np.count_nonzero(finite))
-        off_manifold += int(np.count_nonzero(finite & ~ok))
-        clipped += int(np.count_nonzero(moved))
+            start_stats = start_stats + manifold.centred_start_stats(block, center, 1.0 / total)
+        bad, off, moved_here = _block_counts(finite, ok, moved, min(rows, n - start))
+        non_finite, off_manifold, clipped = non_finite + bad, off_manifold + off, clipped + moved_here
     return PreparedRecords(out, center, log_sum, start_stats, radius), RecordCounts(int(n), non_finite, off_manifold, clipped)
+
+
+def _block_counts(finite: Any, ok: Any, moved: Any, m: int) -> tuple[int, int, int]:
+    """``(non-finite, off-manifold, clipped)`` of a block of ``m`` records from its masks, or from
+    the counts (finite records, points among them, moved records) that a fused pass which counts as
+    it goes returns in their place (``Euclidean(1)``: no per-record output)."""
+    if isinstance(finite, int):
+        return m - finite, finite - int(ok), int(moved)
+    return len(finite) - int(np.count_nonzero(finite)), int(np.count_nonzero(finite & ~ok)), int(np.count_nonzero(moved))
 
 
 def _prepare_chunk(manifold: Manifold, X: Array, center: Array, radius: float, weight: float, keep: bool = True,
@@ -371,21 +381,18 @@ def _prepare_chunk(manifold: Manifold, X: Array, center: Array, radius: float, w
 
 @blas_limited
 def prepared(manifold: Manifold, X: Any, center: Array, radius: float, keep: bool = True, log_mean: bool = True) -> Any:
-    """The prepared records, in memory (with one ``RecordsWarning`` giving the counts when any
-    record was replaced or clipped), or (Dask) prepared block by block on the workers. On Dask
-    arrays the diagnostics are skipped: the records are read once per pass of the certified mean
-    and no pass is spent on counting (``strict=True`` still makes its own validity pass).
-    ``keep=False``: only the clipped records' log mean (``prepare_records``)."""
+    """The prepared records, in memory, or (Dask) prepared block by block on the workers in every
+    pass (``privacy.dask_records``: one first pass for the counts and the certified mean's start,
+    the clipped records never gathered); either way one ``RecordsWarning`` giving the counts when
+    any record was replaced or clipped. ``keep=False``: only the clipped records' log mean
+    (``prepare_records``)."""
     if not is_dask(X):
         records, counts = prepare_records(manifold, X, center, radius, keep, log_mean)
         warn_records(manifold, counts, radius)
         return records
-    X = X.rechunk({i: -1 for i in range(1, X.ndim)})
-    return X.map_blocks(_prepare_block, manifold, center, radius, dtype=manifold.dtype)
+    from .dask_records import prepare_blocks
 
-
-def _prepare_block(block: Array, manifold: Manifold, center: Array, radius: float) -> Array:
-    return np.asarray(prepare_records(manifold, block, center, radius)[0])  # a plain array on the workers
+    return prepare_blocks(manifold, X, center, radius, keep, log_mean)
 
 
 def record_distances(manifold: Manifold, X: ArrayLike, center: Array, cap: float | None = None) -> FloatArray:
@@ -456,14 +463,15 @@ def warn_records(manifold: Manifold, counts: RecordCounts, radius: float) -> Non
 
 
 def ambient_mean(manifold: Manifold, records: Any) -> FloatArray:
-    """The Euclidean mean of the embedded records (``manifold.to_ambient``)."""
-    if is_dask(records):
-        D = manifold.ambient_dim
-        # dask's compute() is untyped: it returns a numpy array here
-        return records.map_blocks(  # type: ignore[no-any-return]
-            manifold.to_ambient, dtype=float, drop_axis=list(range(2, records.ndim)),
-            chunks=(records.chunks[0], (D,))).mean(axis=0).compute()
+    """The Euclidean mean of the embedded records (``manifold.to_ambient``); a release's Dask
+    records (``PreparedBlocks``) in one pass, the blocks' sums added in block order."""
+    if isinstance(records, PreparedBlocks):
+        return cast(FloatArray, sum(records.map(_blk_ambient_sum, manifold)) / records.n)
     return cast(FloatArray, np.mean(manifold.to_ambient(records), axis=0))
+
+
+def _blk_ambient_sum(block: Array, w: Any, n: int, manifold: Manifold) -> FloatArray:
+    return cast(FloatArray, np.sum(manifold.to_ambient(block), axis=0))
 
 
 # --- stage 5: the output's representative and grid ------------------------------------------

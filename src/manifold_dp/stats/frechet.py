@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 from .._threads import blas_limit, blas_limited
 from .._typing import Array, FloatArray
 from ..manifolds.base import Manifold, NewtonConstants, check_order
-from ..records import Records, block_weights
+from ..records import PreparedBlocks, Records, block_weights
 from .enclosing import enclosing_radius
 
 __all__ = ["FrechetMeanResult", "CurvatureAssumptionError", "PreparedRecords", "riemannian_gradient",
@@ -577,8 +577,8 @@ def certified_frechet_mean(manifold: Manifold, X: Any, center: ArrayLike, radius
     of them reaches the accuracy from the extrinsic mean (or after some gradient steps).
     """
     # a release's prepared records carry (1/n) Σ log_center(x_i) from their clipping: the first step's
-    # gradient, and the whole answer on a flat chart
-    prepared = isinstance(X, PreparedRecords)
+    # gradient, and the whole answer on a flat chart (in memory, or on Dask from the first pass over the blocks)
+    prepared = isinstance(X, (PreparedRecords, PreparedBlocks))
     first = X.log_mean_at(center) if prepared else None
     if manifold.flat_chart and first is not None:  # prepared without their records (keep=False) too
         return manifold.exp(center, first)
