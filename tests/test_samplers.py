@@ -284,7 +284,7 @@ def test_kng_envelope_is_unchanged_and_memory_bounded():
         X = m.random_point(m.origin, r, size=3_000, rng=4)  # blocks of ~20 records: 150 of them
         mu = m.random_point(m.origin, 0.05, rng=5)
         kng = KNormGradient(m, 0.1, m.origin, r)
-        grid, G = kng._radial_envelope(X, mu, 1e-6)
+        grid, G = kng._radial_envelope(X, mu, 1e-6, 400, len(X))  # a level per record: the per-record table
         grid0, G0 = _naive_kng_envelope(kng, X, mu, 1e-6)
         assert np.array_equal(grid, grid0) and np.allclose(G, G0, rtol=1e-12, atol=1e-15)
     s = Sphere(2)
@@ -294,6 +294,90 @@ def test_kng_envelope_is_unchanged_and_memory_bounded():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 300 * 2**20  # the one-piece table: 401 × 2e5 × 8 B = 640 MB per temporary
+
+
+def test_pooled_distances_round_every_record_up():
+    """Above ``levels`` records each ``a_i`` goes to a level ``≥ a_i`` (docs/theory.md §4, the
+    pooled envelope): sorted, the levels with their counts dominate the records one by one, also
+    where the spread is a few ulps, zero, or the whole range of a ball's distances."""
+    from manifold_dp.privacy.mechanisms import _pooled_distances
+    rng = np.random.default_rng(31)
+    x = 0.3
+    cases = [rng.uniform(0.0, 0.8, 1000), np.full(500, 0.37), np.r_[np.full(300, x), np.full(300, np.nextafter(x, 1))],
+             x + np.arange(400) * np.spacing(x), np.r_[0.0, np.full(998, 5e-324), np.pi], rng.uniform(0, 1e-300, 700),
+             np.r_[rng.uniform(0.0, 0.4, 900), np.full(100, 0.4)], np.linspace(0.1, 0.2, 129)]
+    for a in cases:
+        for levels in (2, 3, 7, 128):
+            L, counts = _pooled_distances(a.copy(), levels)
+            assert L.shape == (levels,) and np.all(np.diff(L) >= 0) and L[-1] == a.max() and L[0] >= a.min()
+            assert counts.sum() == a.size and np.all(counts >= 0)
+            assert np.all(np.sort(a) <= np.repeat(L, counts.astype(int)))
+    a = rng.uniform(size=100)
+    assert _pooled_distances(a, 100)[1] is None and _pooled_distances(a, 100)[0] is a  # few records: one level each
+
+
+def _hostile_kng_records(m, c, r, n, rng):
+    """Records that put the pooled bound to the test: all on the boundary in one direction, two
+    opposite boundary clusters, a spread with a tenth on the boundary, all at the centre but one."""
+    u = m.random_unit_tangent(c, rng=rng)
+    edge = m.exp(c, r * u)
+    spread = m.random_point(c, r, size=n, rng=rng)
+    spread[: n // 10] = m.exp(c, r * m.random_unit_tangent(c, size=n // 10, rng=rng))
+    lone = np.repeat(c[None], n, axis=0)
+    lone[0] = edge
+    return {"one-side": np.repeat(edge[None], n, axis=0),
+            "two-sides": np.concatenate([np.repeat(edge[None], n // 2, axis=0),
+                                         np.repeat(m.exp(c, -r * u)[None], n - n // 2, axis=0)]),
+            "spread": spread, "one-out": lone}
+
+
+@pytest.mark.parametrize("m,r", [(Sphere(2), 0.7), (Sphere(50), 0.5), (KendallShape2D(6), 0.3)], ids=repr)
+def test_pooled_kng_envelope_is_a_lower_bound_on_hostile_data(m, r):
+    """The pooled envelope (n > levels): ``G(ρ(μ, x)) − slope·e ≤ ‖∇F(x)‖`` at probes along the
+    records' directions, opposite them, at random and near the mean; its slope, ``h`` at the cell's
+    right end, never exceeds the per-record table's on the cells they share; and the exact sampler
+    draws with it without a ratio above 1 (it raises on one)."""
+    from manifold_dp.privacy.mechanisms import KNG_ENVELOPE_LEVELS
+    from manifold_dp.stats.frechet import riemannian_gradient
+    rng = np.random.default_rng(m.dim)
+    c, n, cells = m.origin, 4 * KNG_ENVELOPE_LEVELS, 400
+    for name, X in _hostile_kng_records(m, c, r, n, rng).items():
+        mu = frechet_mean(X, m).point
+        kng = KNormGradient(m, 1e-3, c, r)
+        e = float(m.norm(mu, riemannian_gradient(m, mu, X))) / kng.h
+        grid, G = kng._radial_envelope(X, mu, e)
+        grid1, G1 = kng._radial_envelope(X, mu, e, cells, n)  # a level per record
+        slope, slope1 = np.diff(G) / np.diff(grid), np.diff(G1) / np.diff(grid1)
+        shared = cells - 1  # the cells above grid1[1] are the same in both grids
+        assert np.array_equal(grid[-shared - 1:], grid1[-shared - 1:]), name
+        assert np.all(slope[-shared:] <= slope1[-shared:] * (1 + 1e-12)), name
+        dirs = np.concatenate([m.log(mu, X[:40]), -m.log(mu, X[:40]), m.random_unit_tangent(mu, size=300, rng=rng)])
+        norms = np.asarray(m.norm(mu, dirs))
+        dirs = dirs[norms > 0] / m._expand(norms[norms > 0])
+        radii = np.where(rng.uniform(size=len(dirs)) < 0.3, rng.uniform(0, 20 * kng.sigma, len(dirs)),
+                         rng.uniform(0, 2 * r, len(dirs)))
+        pts = m.exp(mu, dirs * m._expand(radii))
+        pts = pts[m.dist(c, pts) <= r]
+        grad = m.norm(pts, riemannian_gradient(m, pts, X))
+        assert np.all(np.interp(m.dist(mu, pts), grid, G) - np.max(slope) * e <= grad + 1e-12), name
+        draws, acceptance = kng.sample_with_stats(X, mu, size=200, rng=3)
+        assert draws.shape[0] == 200 and 0 < acceptance <= 1, name
+
+
+def test_pooled_kng_envelope_keeps_the_law(monkeypatch):
+    """The envelope changes the proposals, never the accepted law: draws with the pooled envelope
+    and with the per-record one agree (KS at α = 1e-6), and pooling costs little acceptance."""
+    s = Sphere(2)
+    X = sphere_cap(2_000, radius=0.3, rng=32)
+    mean = frechet_mean(X, s).point
+    kng = KNormGradient(s, 0.02, s.origin, np.pi / 8)
+    pooled, rate = kng.sample_with_stats(X, mean, size=4000, rng=33)
+    real = KNormGradient._radial_envelope
+    monkeypatch.setattr(KNormGradient, "_radial_envelope", lambda self, X, mu, e: real(self, X, mu, e, 400, len(X)))
+    single, rate1 = kng.sample_with_stats(X, mean, size=4000, rng=34)
+    assert rate > 0.95 * rate1
+    for f in (lambda y: s.dist(mean, y), lambda y: y[:, 0], lambda y: y[:, 1]):
+        assert stats.ks_2samp(f(pooled), f(single)).pvalue > ALPHA
 
 
 @pytest.mark.parametrize("d,sigma", [(50, 1e-7), (767, 1e-5)])

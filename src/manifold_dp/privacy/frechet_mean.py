@@ -146,9 +146,10 @@ class FrechetMean(Statistic):
         """Whether the mean reads the prepared records, and their log mean at the centre (public:
         the space, the mechanism and the certified mean's schedule). On a flat chart the mean is
         ``exp_center`` of the clipped log mean alone; schedules from the extrinsic mean do not
-        start from the log mean."""
-        footpoint = cal.measurement.statistic == "frechet_mean"
-        if manifold.flat_chart or not footpoint:
+        start from the log mean (KNG's gradient field reads the same certified mean)."""
+        statistic = cal.measurement.statistic
+        footpoint = statistic == "frechet_mean"
+        if manifold.flat_chart or statistic not in ("frechet_mean", "gradient_field"):
             return not (manifold.flat_chart and footpoint), True
         return True, certified_schedule(manifold, radius, cal.accuracy, n).start != "extrinsic"
 

@@ -20,7 +20,7 @@ from .._random import RngLike, as_generator
 from .._typing import Array, FloatArray
 from .._validation import check_positive
 from ..manifolds.base import Manifold
-from ..stats.frechet import riemannian_gradient
+from ..stats.frechet import PreparedRecords, riemannian_gradient
 from .samplers import (
     FIXED_WORK_MINIMUM,
     MAX_ROUNDS,
@@ -40,6 +40,7 @@ __all__ = ["RiemannianLaplace", "KNormGradient", "TangentGaussian", "AmbientNois
 RESTRICTED_FAILURE_LOG = 45 * np.log(2.0)  # a restricted draw fails with probability ≤ 2^-45 (see below)
 RESTRICTED_CHUNK = 1 << 16  # proposals per vectorised batch
 _ACCEPTANCE_CACHE: dict[tuple[Manifold, tuple[Any, ...]], float] = {}
+KNG_ENVELOPE_LEVELS = 128  # above this many records KNG's radial envelope pools their distances (docs/theory.md §4)
 
 Size = int | tuple[int, ...] | None  # ``size=`` of the samplers: ``None`` for one draw
 
@@ -424,9 +425,11 @@ class KNormGradient:
         mu = m.validate_point(mean, "mean")
         shape = _size_tuple(size)
         n = int(np.prod(shape)) if shape else 1
-        # Lemma 1 needs the records in the ball (the release clips them there first); without it
-        # the acceptance can vanish. The slack absorbs the rounding of clip_to_ball.
-        if np.any(np.asarray(m.dist(self.center, X)) > self.radius * (1 + 1e-6) + 1e-12):
+        # Lemma 1 needs the records in the ball (the release clips them there first, and says so:
+        # no pass to check then); without it the acceptance can vanish. The slack absorbs the
+        # rounding of clip_to_ball.
+        clipped = isinstance(X, PreparedRecords) and X.in_ball(self.center, self.radius)
+        if not clipped and np.any(np.asarray(m.dist(self.center, X)) > self.radius * (1 + 1e-6) + 1e-12):
             raise ValueError(f"KNG needs every record in B_r(center), r = {self.radius!r} (2022 Lemma 1): clip them first")
         e = float(m.norm(mu, riemannian_gradient(m, mu, X))) / self.h
         ball = ball_sampler_applies(m)
@@ -442,6 +445,8 @@ class KNormGradient:
         max_rounds, budget = 10_000, 100_000 + 10_000 * n
         # ∇F at a batch of proposals costs (batch × records) memory: keep it near 4M entries
         max_batch = max(8, min(10_000, 4_000_000 // max(len(X), 1)))
+        # and each proposal costs a pass over the records: rounds start below 8 proposals when n is large (public)
+        min_batch = max(1, min(8, 2**16 // max(len(X), 1)))
         out: list[Array]
         proposed: float
         out, proposed, have, rate, last = [], 0, 0, 0.5, max(8, n)
@@ -450,7 +455,7 @@ class KNormGradient:
                 break
             # grow the batch at most 2× per round: a first batch that accepts nothing must not make
             # the next one (batch × records gradient evaluations) huge
-            batch = int(min(max(8, 1.2 * (n - have) / rate), 2 * last, max_batch, budget - proposed))
+            batch = int(min(max(min_batch, 1.2 * (n - have) / rate), 2 * last, max_batch, budget - proposed))
             last = batch
             if ball:  # every proposal inside the ball: the acceptance does not decay with the dimension
                 grid, G = envelope
@@ -492,7 +497,8 @@ class KNormGradient:
         grid = np.array([0.0, self._reach(mu)])
         return grid, self.h * grid
 
-    def _radial_envelope(self, X: Any, mu: Array, e: float, cells: int = 400) -> tuple[FloatArray, FloatArray] | None:
+    def _radial_envelope(self, X: Any, mu: Array, e: float, cells: int = 400,
+                         levels: int = KNG_ENVELOPE_LEVELS) -> tuple[FloatArray, FloatArray] | None:
         """A data-dependent lower bound ``G(ρ) ≤ ‖∇F(x)‖`` at ``ρ = ρ(x̄, x)``, tighter than ``hρ``.
 
         Along the unit geodesic from ``x̄``, ``d²F/dt² ≥ h_D(t) = mean_i f(min(t + a_i, 2r))`` with
@@ -510,7 +516,12 @@ class KNormGradient:
         ``k(u) = (1 − u cot u)/sin²u`` increasing on ``(0, π/2)``, hence ``≥`` its value at
         ``ρ_i = min(t + a_i, 2r)``. The old bound took the worst angle and the worst distance at
         once; this one keeps ``h_D`` near ``1 − a²/3`` in high dimension, where directions are
-        almost orthogonal, instead of ``1 − (t + a)²/3``."""
+        almost orthogonal, instead of ``1 − (t + a)²/3``.
+
+        Both bounds hold for any ``a_i ≥ ρ(x̄, x_i)``, so above ``levels`` records each ``a_i`` is
+        rounded up to one of ``levels`` levels and the table is summed once per level, weighted by
+        its count of records (``_pooled_distances``; proof in docs/theory.md §4): the cost is one
+        pass over the records plus ``levels × cells`` evaluations, whatever ``n``."""
         m = self.manifold
         kappa = m.curvature_bounds[1]
         if kappa <= 0:
@@ -519,8 +530,18 @@ class KNormGradient:
         grid = np.linspace(0.0, self._reach(mu), cells + 1)
         a = np.asarray(m.dist(mu, X), float).ravel()
         a += e
-        # the (cells+1) × records table of f, one block of records at a time: bounded memory at any n
-        total, block = np.zeros(cells + 1), max(1, 2**13 // (cells + 1))  # ~8k entries per block: small peak memory
+        records = a.size
+        a, counts = _pooled_distances(a, levels)
+        if counts is not None:
+            # many records, so σ is far below grid[1]: the radius sampler halves [0, grid[1]] (its
+            # log J tangent is off by ∞ at 0) until the piece is negligible, dozens of rounds;
+            # points σ·2^-k, k = 30…0, make that piece negligible from the start (how many lie
+            # below grid[1] ≥ r/cells: public)
+            fine = self.sigma * np.exp2(-np.arange(30.0, -1.0, -1.0))
+            grid = np.concatenate([[0.0], fine[fine < min(self.radius, grid[-1]) / cells], grid[1:]])
+        # the len(grid) × len(a) table of f, one block of columns at a time: bounded memory at any n
+        total = np.zeros(grid.size)
+        block = max(1, 2**13 // grid.size) if counts is None else a.size  # ~8k entries per block of records
         for start in range(0, a.size, block):
             u = np.minimum(np.add.outer(grid, a[start:start + block]), 2 * self.radius)
             u *= np.sqrt(kappa)
@@ -530,8 +551,8 @@ class KNormGradient:
             if constant:  # the angle to x_i is bounded too (law of sines): 1 − sin²(√κ a_i)·k(u)
                 s2 = np.sin(np.minimum(np.sqrt(kappa) * a[start:start + block], np.pi / 2)) ** 2
                 f = np.maximum(f, 1.0 - s2 * _k_upper(u))
-            total += f.sum(axis=1)
-        h_right = total[1:] / a.size
+            total += f.sum(axis=1) if counts is None else f @ counts[start:start + block]
+        h_right = total[1:] / records
         G = np.concatenate([[0.0], np.cumsum(h_right * np.diff(grid))])
         return grid, G
 
@@ -546,6 +567,25 @@ class KNormGradient:
         inside: Callable[[Array], Any] = lambda y: m.dist(self.center, y) <= self.radius
         x, acc = metropolis_hastings(m, lambda y: self.log_density(y, X), start, n_steps, step_size, rng=rng, inside=inside)
         return x.reshape(shape + tuple(m.point_shape)), float(np.mean(acc))
+
+
+def _pooled_distances(a: FloatArray, levels: int) -> tuple[FloatArray, FloatArray | None]:
+    """``(a, None)`` for at most ``levels`` values; otherwise ``(L, c)``: ``levels`` values ``L``
+    evenly spaced from ``min a`` to ``max a`` (the last one ``max a`` itself) and the number
+    ``c_j`` of the ``a_i`` placed at ``L_j``: the level just above ``a_i``, or ``max a`` where
+    rounding put that level below ``a_i``. Every ``a_i`` is thus replaced by a level ``≥ a_i``,
+    checked by a float comparison; the work is the same for every ``a`` of a given size."""
+    if a.size <= levels:
+        return a, None
+    low, high = float(a.min()), float(a.max())
+    grid = np.linspace(low, high, levels)
+    grid[-1] = high
+    with np.errstate(invalid="ignore", divide="ignore"):
+        position = np.ceil((a - low) / ((high - low) / (levels - 1)))
+    index = np.clip(np.nan_to_num(position, nan=levels - 1), 0, levels - 1).astype(np.intp)
+    # rounding may leave a_i a hair above its level: such a record goes to the top level, max a
+    index = np.where(grid[index] >= a, index, levels - 1)
+    return grid, np.bincount(index, minlength=levels).astype(float)
 
 
 def _k_upper(u: FloatArray) -> FloatArray:
