@@ -307,6 +307,8 @@ MUTATIONS = {
     "median-volume-density-dropped": ("privacy/median.py", "return cast(FloatArray, np.sum(_log_sinhc(a), axis=-1))",
                                       "return cast(FloatArray, np.sum(0.0 * _log_sinhc(a), axis=-1))",
                                       "the median's polar proposal on SPD-AI without the volume density sinh(a)/a"),
+    "gdp-narrow-angular-rows-skipped": ("privacy/gdp.py", "active = lo < hi  # elsewhere", "active = lo < hi - 0.05  # elsewhere",
+                                        "the profile quadrature skips rows whose angular window is narrow but not empty"),
 }
 
 
