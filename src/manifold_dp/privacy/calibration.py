@@ -77,8 +77,9 @@ def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest ``σ`` with ``gaussian_delta(σ) ≤ δ`` (Balle & Wang 2018, Alg. 1, solved by bisection
-    on ``σ`` directly; ``δ(σ)`` is decreasing). Valid for every ``ε > 0``."""
+    """Smallest ``σ`` with ``gaussian_delta(σ) ≤ δ`` (Balle & Wang 2018, Alg. 1, solved for ``log σ``
+    by ``bracketed_root`` and rounded up until the constraint holds; ``δ(σ)`` is decreasing). Valid
+    for every ``ε > 0``."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
     f: Callable[[float], float] = lambda log_s: gaussian_delta(np.exp(log_s) * sensitivity, sensitivity, epsilon) - delta
