@@ -8,8 +8,9 @@ they replace (the numpy path is forced by making ``kernels()`` return ``None``).
 (2) A Newton pass of every series degree: the same sums to rounding.
 (3) The certified mean of a release (prepared records, public schedule) agrees to 1e-12, also in a
     tiny ball, where rounding is what the certificate budgets.
-(4) ``MANIFOLD_DP_JIT=0`` and a missing numba fall back to numpy; ``import manifold_dp`` never
-    imports numba, nor does a release of fewer than ``COMPILED_MIN_RECORDS`` records.
+(4) ``MANIFOLD_DP_JIT=0`` and a missing numba fall back to numpy (``MANIFOLD_DP_JIT=0`` without
+    importing numba); ``import manifold_dp`` never imports numba, nor does a release of fewer than
+    ``COMPILED_LOAD_RECORDS`` records.
 """
 
 import os
@@ -23,7 +24,8 @@ import pytest
 from manifold_dp import Sphere
 from manifold_dp.manifolds.kernels import sphere_kernels
 from manifold_dp.manifolds.kernels import sphere_passes as sphere_module
-from manifold_dp.manifolds.kernels.sphere_passes import COMPILED_MIN_RECORDS as THRESHOLD  # before the fixture lowers it
+from manifold_dp.manifolds.kernels.sphere_passes import COMPILED_LOAD_RECORDS as LOAD_THRESHOLD  # before the fixture
+from manifold_dp.manifolds.kernels.sphere_passes import COMPILED_MIN_RECORDS as THRESHOLD  # lowers them
 from manifold_dp.manifolds.kernels.sphere_passes import SERIES_DEGREES
 from manifold_dp.privacy.release import prepare_records
 from manifold_dp.stats.frechet import certified_frechet_mean, certified_schedule
@@ -33,16 +35,18 @@ EPS = np.finfo(float).eps
 
 @pytest.fixture(autouse=True)
 def compiled_on_small_blocks(monkeypatch):
-    """The compiled passes run from ``COMPILED_MIN_RECORDS`` records per block on: here from one
-    (the threshold itself: ``test_a_small_release_never_imports_numba_and_a_large_one_does``)."""
+    """The compiled passes run from ``COMPILED_MIN_RECORDS`` records per block on, once a release of
+    ``COMPILED_LOAD_RECORDS`` has loaded them: here from one record (the thresholds themselves:
+    ``test_a_small_release_never_imports_numba_and_a_large_one_does``)."""
     monkeypatch.setattr(sphere_module, "COMPILED_MIN_RECORDS", 1)
+    monkeypatch.setattr(sphere_module, "COMPILED_LOAD_RECORDS", 1)
 
 
 @pytest.fixture
 def numpy_path(monkeypatch):
     """Within the test, every pass takes the numpy path."""
     def use_numpy():
-        monkeypatch.setattr(sphere_kernels, "kernels", lambda: None)
+        monkeypatch.setattr(sphere_kernels, "kernels", lambda load=True: None)
     return use_numpy
 
 
@@ -149,7 +153,7 @@ def test_certified_mean_of_a_release_agrees_between_the_paths(r, numpy_path):
 
 def test_disabled_or_missing_numba_falls_back_and_import_never_loads_it():
     code = ("import sys, manifold_dp; from manifold_dp.manifolds.kernels import sphere_kernels as k; "
-            "print(sys.modules.get('numba') is not None, k.kernels() is None)")
+            "off = k.kernels() is None; print(sys.modules.get('numba') is not None, off)")
     env = dict(os.environ, MANIFOLD_DP_JIT="0")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env=env).stdout.split() == ["False", "True"]
@@ -180,7 +184,7 @@ def test_compiled_newton_pass_is_not_taken_far_from_radius_one(R, monkeypatch):
     c, r = S.origin, 0.3 * R
     X, _ = prepare_records(S, S.exp(c, S.random_unit_tangent(c, 50, rng=0) * 0.2 * R), c, r)
     x = S.exp(c, 0.1 * R * S.random_unit_tangent(c, rng=1))
-    monkeypatch.setattr(sphere_kernels, "kernels", lambda: Refusing())
+    monkeypatch.setattr(sphere_kernels, "kernels", lambda load=True: Refusing())
     g, A = S.newton_terms(x, X, 1 / 50, ball=r, order=5)
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(A))
     inside = Sphere(2, radius=UNSCALED_RADII[0] * 2)
@@ -189,15 +193,16 @@ def test_compiled_newton_pass_is_not_taken_far_from_radius_one(R, monkeypatch):
 
 
 def test_a_small_release_never_imports_numba_and_a_large_one_does():
-    """Below ``COMPILED_MIN_RECORDS`` (public: n) the numpy passes run and numba is not imported
-    (its import alone takes longer than the numpy passes of 10⁵ records); from there on the
-    compiled ones do."""
+    """Below ``COMPILED_LOAD_RECORDS`` (public: n) the numpy passes run and numba is not imported
+    (its import and the cached kernels' load take longer than the compiled passes save on a few
+    10⁵ records: a one-off release of 2·10⁵ records ran 1.2–1.45× slower with numba); from there on
+    the compiled ones do."""
     env = {k: v for k, v in os.environ.items() if k != "MANIFOLD_DP_JIT"}
     code = ("import sys, warnings, manifold_dp as m; S = m.Sphere(2); "
             "X = S.random_point(S.origin, 0.3, size={n}, rng=0); warnings.simplefilter('ignore'); "
             "m.private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, rng=1); "
             "print(sys.modules.get('numba') is not None)")
-    for n, imported in ((THRESHOLD - 1, "False"), (THRESHOLD, "True")):
+    for n, imported in ((LOAD_THRESHOLD - 1, "False"), (LOAD_THRESHOLD, "True")):
         out = subprocess.run([sys.executable, "-c", code.format(n=n)], capture_output=True, text=True, check=True, env=env)
         assert out.stdout.split() == [imported], n
 

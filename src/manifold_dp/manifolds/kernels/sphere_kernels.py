@@ -27,11 +27,15 @@ Same results, same guarantees:
 - No subnormal number arises: the operands are those of the numpy passes, whose flush (coordinates
   below ``R·2⁻³⁰⁰`` set to 0, ``z ≥ 2⁻⁵⁵`` or 0) keeps every product a normal number.
 
-Used for blocks of at least ``sphere_passes.COMPILED_MIN_RECORDS`` records (2¹⁵; public, from ``n``):
-importing numba takes ~0.5 s, more than the numpy passes of 10⁵ records, so smaller releases never
-import it. Disabled by ``MANIFOLD_DP_JIT=0`` (read once, at the first call); never imported by
-``import manifold_dp``. The first large release in a process compiles the kernels (or loads them
-from numba's cache): a cost that depends on the process and the public schedule, not the data.
+Loaded by a release of at least ``sphere_passes.COMPILED_LOAD_RECORDS`` records (2¹⁹; public, ``n``):
+importing numba and loading the cached kernels take 0.5–1 s in a fresh process, more than the
+compiled passes save below a few 10⁵ records, so a one-off smaller release never imports it (at
+2·10⁵ records such a process ran 1.2–1.45× slower with numba than without). Once loaded, blocks of
+at least ``sphere_passes.COMPILED_MIN_RECORDS`` records (2¹⁵) take the compiled passes. Disabled by
+``MANIFOLD_DP_JIT=0`` (read once, at the first call; numba is then never imported); never imported
+by ``import manifold_dp``. The first large release in a process compiles the kernels (or loads
+them from numba's cache, ``cache=True``): a cost that depends on the process and on public ``n``,
+not on the data.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ __all__ = ["ENVIRONMENT_VARIABLE", "Kernels", "kernels"]
 
 ENVIRONMENT_VARIABLE = "MANIFOLD_DP_JIT"
 FAST = {"reassoc", "contract"}  # sums across vector lanes and fused multiply-adds; never nnan/ninf/nsz
-_loaded = None
+_loaded: tuple[Kernels | None] | None = None  # (the passes or None) once decided
 
 
 class Kernels:
@@ -66,18 +70,23 @@ class Kernels:
         return self._newton[degree]
 
 
-def kernels() -> Kernels | None:
+def kernels(load: bool = True) -> Kernels | None:
     """The compiled passes (``Kernels``), or ``None``: numba missing, ``MANIFOLD_DP_JIT=0``, or numba's
-    ``NUMBA_DISABLE_JIT`` set."""
+    ``NUMBA_DISABLE_JIT`` set; with ``load=False`` also ``None`` until a call with ``load=True`` (a
+    large release) has loaded them: such a call never imports numba."""
     global _loaded
     if _loaded is None:
-        off = os.environ.get(ENVIRONMENT_VARIABLE, "1").strip().lower() in ("0", "off", "no", "false")
+        if not load:
+            return None
+        if os.environ.get(ENVIRONMENT_VARIABLE, "1").strip().lower() in ("0", "off", "no", "false"):
+            _loaded = (None,)  # disabled: numba is not even imported
+            return None
         try:
             from numba import config, njit
         except ImportError:
             njit = None
         # NUMBA_DISABLE_JIT would make the loops interpreted Python, which branches on values: the numpy passes then
-        _loaded = (None if off or njit is None or config.DISABLE_JIT else Kernels(njit),)
+        _loaded = (None if njit is None or config.DISABLE_JIT else Kernels(njit),)
     return _loaded[0]
 
 

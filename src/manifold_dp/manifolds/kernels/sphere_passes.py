@@ -30,9 +30,12 @@ NEWTON_BLOCK = 12288  # records per block of a Newton pass: its temporaries (96 
 NEWTON_BLOCK_BYTES = 1 << 21  # ... and fewer in high dimension: the weighted records of a block stay within this
 SERIES_DEGREES = (2, 3, 4, 5, 7, 9, 11, 14, 18)  # degrees of the passes by power series (NewtonConstants.cheaper)
 COMPILED_PREPARE_ROWS = 1 << 16  # records per block of the compiled preparation (3 bytes of flags each)
-# the compiled passes run on blocks of at least this many records (public: n), so that a small release never imports
-# numba (~0.5 s, more than the numpy passes of 10⁵ records take)
+# the compiled passes run on blocks of at least this many records (public: n) once numba is loaded, ...
 COMPILED_MIN_RECORDS = 1 << 15
+# ... and only a release of at least this many records loads it (public: n; ``prepare_rows``): importing numba and
+# loading the cached kernels take 0.5–1 s in a fresh process, while the compiled passes save ~0.12 µs per record (S²
+# mean: 7 vs 32 ms at 2·10⁵, 33 vs 148 ms at 10⁶), so a one-off release of 2·10⁵ records ran 1.2–1.45× slower with numba
+COMPILED_LOAD_RECORDS = 1 << 19
 GRAM_DOTS_MAX = 4  # up to this many coordinates a pass's weighted Gram matrix is taken entry by entry
 ANTIPODAL_COS, ANTIPODAL_SIN = math.cos(1e-7), math.sin(1e-7)  # a record within 1e-7 of the antipode is antipodal
 SINGLE_FLOAT_MAX_SIZE = 64  # one point up to this many coordinates is checked and drawn around with Python floats
@@ -97,14 +100,16 @@ class SpherePasses(RecordPasses):
         return np.asarray(block).T @ np.asarray(weights, float)
 
     def prepare_rows(self, rows: int, n: int, log_sum: bool = True) -> int:
-        """The compiled pass (``log_sum`` false) has no temporaries but three flags per record."""
-        compiled = self.dim == 2 and not log_sum and n >= COMPILED_MIN_RECORDS and sphere_kernels.kernels() is not None
-        return max(rows, COMPILED_PREPARE_ROWS) if compiled else rows
+        """The compiled pass (``log_sum`` false) has no temporaries but three flags per record. A
+        release of ``COMPILED_LOAD_RECORDS`` records or more (public: ``n``) loads the compiled passes
+        here; a smaller one takes them only where an earlier release in the process loaded them."""
+        loaded = sphere_kernels.kernels(n >= COMPILED_LOAD_RECORDS) if self.dim == 2 and n >= COMPILED_MIN_RECORDS else None
+        return max(rows, COMPILED_PREPARE_ROWS) if loaded is not None and not log_sum else rows
 
     def centred_start_stats(self, block: Array, center: ArrayLike, weight: float) -> Any:
         """``weight · Σ (x_i − center)`` of prepared records (contiguous columns ``(m, 3)``: one
         compiled loop, ``sphere_kernels``), else the generic differences."""
-        compiled = sphere_kernels.kernels() if block.shape[1:] == (3,) and len(block) >= COMPILED_MIN_RECORDS \
+        compiled = sphere_kernels.kernels(False) if block.shape[1:] == (3,) and len(block) >= COMPILED_MIN_RECORDS \
             and block.dtype == float and block.strides[0] == 8 else None
         if compiled is None:
             return super().centred_start_stats(block, center, weight)
@@ -158,7 +163,7 @@ class SpherePasses(RecordPasses):
         fixed: Any = [-(cl[j] * ci) / R**2 for ci in cl]
         fixed[j] += 1.0
         fixed = np.array(fixed) / math.sqrt(math.fsum(f * f for f in fixed))
-        compiled = sphere_kernels.kernels() if k == 3 and not log_sum and n >= COMPILED_MIN_RECORDS else None
+        compiled = sphere_kernels.kernels(False) if k == 3 and not log_sum and n >= COMPILED_MIN_RECORDS else None
         if compiled is not None:  # the same pass compiled (sphere_kernels: the same flags, the same records to rounding)
             if out is None or out.shape != (n, k) or out.dtype != float or out.strides[0] != 8:  # columns contiguous
                 out = np.empty((k, n)).T
@@ -287,7 +292,7 @@ class SpherePasses(RecordPasses):
         # the compiled pass takes the records as they are (no division by R): within UNSCALED_RADII every product of
         # two prepared coordinates (each 0 or ≥ R·2⁻³⁰⁰) is a normal number; outside, the numpy pass normalises first
         unscaled = UNSCALED_RADII[0] <= R <= UNSCALED_RADII[1]
-        compiled = sphere_kernels.kernels() if series and equal and k == 3 and unscaled and len(X) >= COMPILED_MIN_RECORDS \
+        compiled = sphere_kernels.kernels(False) if series and equal and k == 3 and unscaled and len(X) >= COMPILED_MIN_RECORDS \
             else None
         if compiled is not None:  # the same sums, one compiled loop (sphere_kernels); Σ f (y − Ru) = R Σ f (y/R − u)
             acc, (a, b) = np.zeros(11), angle_series.coefficients(cast(int, order))  # series: an int order
