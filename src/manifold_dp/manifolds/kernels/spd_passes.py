@@ -65,7 +65,7 @@ LOG_SHARE = 0.8  # the logs' share of a second-order pass on the band (measured 
 # from this k on, a Newton pass keeps the records' logs and applies Ĥ to a matrix record by record, and the step
 # solves Ĥ S = G by a public number of Chebyshev steps (spd_hessian): no k² × k² matrix, whose assembly and
 # solve grow as k⁴n and k⁶ (at k = 50 they were four fifths of a release)
-MATRIX_FREE_MIN_K = 24
+MATRIX_FREE_MIN_K = 16
 CHEBYSHEV_STEPS = (1, 2, 3, 4, 5, 6, 8, 10, 12)  # the solves offered to the schedule, each with its chebyshev_error
 LOG_BAND_BYTES = 1 << 18  # matrix-free passes: logm_band's blocks hold temporaries of at most this many bytes each
 PREPARE_BYTES = 1 << 20  # and record preparation's blocks (prepare_rows), from k = MATRIX_FREE_MIN_K on
