@@ -217,3 +217,62 @@ def test_select_is_np_where_bit_for_bit_and_finite_rows_is_the_row_test():
             np.testing.assert_array_equal(finite_rows(a, point_ndim), np.all(np.isfinite(a), axis=axes))
     huge = np.array([[1e308, 1e308, -1e308]])  # finite entries whose sum overflows: still finite
     assert finite_rows(huge, 1).tolist() == [True]
+
+
+class _GenericLine(Euclidean):
+    """``Euclidean(1)`` without its fused pass: the generic path of ``prepare_records``."""
+
+    def prepare_block(self, *args, **kwargs):
+        return None
+
+    def prepare_rows(self, rows, n, log_sum=True):
+        return rows
+
+
+@pytest.mark.parametrize("center", [0.0, 0.3, -2.0, 1e6])
+@pytest.mark.parametrize("radius", [1.0, 1e-3, 7.0])
+def test_the_lines_fused_preparation_is_the_generic_one(center, radius):
+    """``Euclidean(1)``'s fused pass (additions, ``fmin``/``fmax`` and comparisons, counts instead of
+    masks) against the generic path on hostile records (NaN, ±inf, 1e308, subnormal, ±0, on the
+    boundary) over several blocks: the same counts, the log mean to 1e-12 of the radius, the kept
+    records to rounding. Records farther than 1e154 from the centre are left out of the comparison:
+    the generic path's ``ρ²`` overflows there and takes them as the centre, while the fused pass
+    clips them to ``±r`` as documented."""
+    from manifold_dp.manifolds.kernels import euclidean_passes
+
+    E, G, rng = Euclidean(1), _GenericLine(1), np.random.default_rng(5)
+    hostile = np.array([np.nan, np.inf, -np.inf, 5e-324, -5e-324, 1e-310, 0.0, -0.0, 3.0, -7.0])
+    n = 3 * euclidean_passes.LINE_SUBBLOCK + 17
+    x = center + rng.uniform(-2.0, 2.0, n) * radius
+    at = rng.choice(n, size=n // 3, replace=False)
+    x[at] = rng.choice(np.r_[hostile, center + radius, center - radius], size=len(at))
+    X, c = x[:, None], np.array([center])
+    for keep in (False, True):
+        (fused, counts), (generic, want) = prepare_records(E, X, c, radius, keep), prepare_records(G, X, c, radius, keep)
+        assert counts == want and counts.non_finite > 0 and counts.clipped > 0
+        assert abs(fused.log_mean[0] - generic.log_mean[0]) <= 1e-12 * radius
+        if keep:
+            np.testing.assert_allclose(np.asarray(fused), np.asarray(generic), rtol=0, atol=4e-16 * (abs(center) + radius))
+    far = np.array([[1e308], [-1e308], [np.nan], [center]])
+    records, counts = prepare_records(E, far, c, radius)
+    assert (counts.non_finite, counts.clipped) == (1, 2)
+    np.testing.assert_array_equal(np.asarray(records)[:, 0], [center + radius, center - radius, center, center])
+
+
+def test_the_lines_fused_preparation_does_the_same_work_for_neighbours():
+    """Timing: on ``Euclidean(1)`` neighbours (one record inside, far out, NaN, −inf, subnormal,
+    beyond float64 from the centre) run the same calls in the same order, with and without the
+    records, at the origin (where the subtraction is skipped: public) and elsewhere."""
+    for center in (0.0, 0.5):
+        E, c = Euclidean(1), np.array([center])
+        D = np.random.default_rng(2).uniform(-0.5, 0.5, (300, 1)) + center
+        neighbours = []
+        for value in (center + 0.1, center + 40.0, np.nan, -np.inf, 5e-324, 1e308):
+            Y = D.copy()
+            Y[7] = value
+            neighbours.append(Y)
+        for keep in (True, False):
+            for Y in neighbours:
+                prepare_records(E, Y, c, 1.0, keep)
+            traces = [_call_trace(lambda Y=Y: prepare_records(E, Y, c, 1.0, keep)) for Y in neighbours]
+            assert all(trace == traces[0] for trace in traces)

@@ -12,12 +12,13 @@ from numpy.typing import ArrayLike
 from .._random import RngLike, as_generator
 from .._typing import Array, BoolArray, FloatArray
 from .base import Manifold
+from .kernels.euclidean_passes import EuclideanPasses
 
 __all__ = ["Euclidean"]
 
 
 @dataclass(frozen=True)
-class Euclidean(Manifold):
+class Euclidean(EuclideanPasses, Manifold):
     """``R^d`` with the standard inner product. Points and tangent vectors: ``(..., d)``.
 
     Flat: ``exp_x(v) = x + v``, ``log_x(y) = y − x``, ``ρ(x, y) = ‖x − y‖``. It has a flat chart
