@@ -49,7 +49,8 @@ class EuclideanPasses(RecordPasses):
         float64 from ``c`` gives ``±inf`` too, and is clipped to ``±r`` as it should be),
         ``z = fmax(fmin(t, r), −r)`` is ``clip(t, −r, r)`` for every finite record, and ``r``
         (NaN, ``+inf``) or ``−r`` (``−inf``) for a non-finite one. A record is inside the ball iff
-        ``t == z`` (NaN never is), moved iff finite and not inside. The sum of ``z`` over all
+        ``t == z`` (NaN never is), moved iff finite and not inside; the finite ones are counted as those
+        below ``+inf`` (NaN compares false) less the ``−inf`` ones. The sum of ``z`` over all
         records, less ``r·(#non-finite − 2·#−inf)``, is the sum over the finite ones: the
         non-finite records count as the centre (``z = 0``) without a select. ``keep``: the clipped
         records ``c + z``, and ``c`` for the non-finite ones (a bitwise select)."""
@@ -60,22 +61,25 @@ class EuclideanPasses(RecordPasses):
         m = len(x)
         c, r = float(np.asarray(center, float).reshape(-1)[0]), float(radius)
         step = min(m, LINE_SUBBLOCK)
-        t, z, flags = np.empty(step), np.empty(step), np.empty(step, bool)
+        t, z, flags, spare = np.empty(step), np.empty(step), np.empty(step, bool), np.empty(step, bool)
         records = (np.empty(m) if out is None else out[:, 0]) if keep else None
         total, finite, inside, below = 0.0, 0, 0, 0
         with np.errstate(all="ignore"):
             for i in range(0, m, step):
                 j = min(i + step, m)
-                xb, zb, fb = x[i:j], z[:j - i], flags[:j - i]
+                xb, zb, fb, ib = x[i:j], z[:j - i], flags[:j - i], spare[:j - i]
                 tb = xb if c == 0.0 else np.subtract(xb, c, out=t[:j - i])  # x − 0 is x (public: the centre)
                 np.fmin(tb, r, out=zb)
                 np.fmax(zb, -r, out=zb)
                 total += float(np.add.reduce(zb))
                 inside += int(np.count_nonzero(np.equal(tb, zb, out=fb)))
                 below += int(np.count_nonzero(np.equal(xb, -np.inf, out=fb)))
-                finite += int(np.count_nonzero(np.isfinite(xb, out=fb)))
+                finite += int(np.count_nonzero(np.less(xb, np.inf, out=fb)))  # finite or −inf (NaN compares false)
                 if records is not None:
+                    np.not_equal(xb, -np.inf, out=ib)
+                    np.logical_and(fb, ib, out=fb)
                     records[i:j] = select(fb, np.add(zb, c, out=zb), c)
+        finite -= below
         total -= r * ((m - finite) - 2 * below)
         if records is not None:
             records = records[:, None] if out is None else out
