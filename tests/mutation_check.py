@@ -341,6 +341,17 @@ MUTATIONS = {
                                       "the median's polar proposal on SPD-AI without the volume density sinh(a)/a"),
     "gdp-narrow-angular-rows-skipped": ("privacy/gdp.py", "active = lo < hi  # elsewhere", "active = lo < hi - 0.05  # elsewhere",
                                         "the profile quadrature skips rows whose angular window is narrow but not empty"),
+    "line-non-finite-not-corrected": ("manifolds/kernels/euclidean_passes.py", "total -= r * ((m - finite) - 2 * below)",
+                                      "total -= 0.0 * r * ((m - finite) - 2 * below)",
+                                      "Euclidean(1): non-finite records enter the log sum as ±r instead of the centre"),
+    "line-minus-inf-as-nan": ("manifolds/kernels/euclidean_passes.py", "total -= r * ((m - finite) - 2 * below)",
+                              "total -= r * (m - finite)", "Euclidean(1): a −inf record corrected as if it had been clipped to +r"),
+    "line-finite-counts-minus-inf": ("manifolds/kernels/euclidean_passes.py", "        finite -= below\n", "",
+                                     "Euclidean(1): −inf records counted as finite"),
+    "sphere-small-release-loads-numba": ("manifolds/kernels/sphere_passes.py", "sphere_kernels.kernels(n >= COMPILED_LOAD_RECORDS)",
+                                         "sphere_kernels.kernels(True)", "a release below COMPILED_LOAD_RECORDS imports numba"),
+    "jit-off-still-imports-numba": ("manifolds/kernels/sphere_kernels.py", "            _loaded = (None,)  # disabled: numba is not even imported\n            return None\n",
+                                    "", "MANIFOLD_DP_JIT=0 ignored: numba imported and the compiled passes used"),
 }
 
 
