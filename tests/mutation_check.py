@@ -351,7 +351,7 @@ MUTATIONS = {
     "sphere-small-release-loads-numba": ("manifolds/kernels/sphere_passes.py", "sphere_kernels.kernels(n >= COMPILED_LOAD_RECORDS)",
                                          "sphere_kernels.kernels(True)", "a release below COMPILED_LOAD_RECORDS imports numba"),
     "jit-off-still-imports-numba": ("manifolds/kernels/sphere_kernels.py", "            _loaded = (None,)  # disabled: numba is not even imported\n            return None\n",
-                                    "", "MANIFOLD_DP_JIT=0 ignored: numba imported and the compiled passes used"),
+                                    "            pass\n", "MANIFOLD_DP_JIT=0 ignored: numba imported and the compiled passes used"),
 }
 
 
