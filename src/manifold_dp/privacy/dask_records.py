@@ -73,10 +73,10 @@ def _first_pass_sums(block: Any, w: Any, n: int, manifold: Manifold, center: Arr
     return _first_pass(block, manifold, center, radius, n, keep, log_mean)[1]
 
 
-def _prepared_again(block: Any, manifold: Manifold, center: Array, radius: float) -> Array:
+def _prepared_again(block: Any, manifold: Manifold, center: Array, radius: float, n: int) -> Array:
     """A block's records as ``prepare_records`` prepares them, for a later pass (the fused pass
     without the log mean where the space has one: the same records to rounding)."""
-    return np.asarray(prepare_records(manifold, block, center, radius, keep=True, log_mean=False)[0])
+    return np.asarray(prepare_records(manifold, block, center, radius, keep=True, log_mean=False, total=n)[0])
 
 
 def _sum(parts: list[Any]) -> Any:
@@ -103,7 +103,7 @@ def prepare_blocks(manifold: Manifold, X: Any, center: Array, radius: float, kee
     else:
         parts = records.map(_first_pass_sums, manifold, center, radius, keep, log_mean)
         blocks = list(records.X.to_delayed().ravel())
-        prepare = functools.partial(_prepared_again, manifold=manifold, center=center, radius=radius)
+        prepare = functools.partial(_prepared_again, manifold=manifold, center=center, radius=radius, n=n)
     non_finite, off_manifold, clipped = (int(v) for v in np.sum([p[0] for p in parts], axis=0))
     warn_records(manifold, RecordCounts(n, non_finite, off_manifold, clipped), radius)
     return PreparedBlocks(records.X, manifold, prepare, center, _sum([p[1] for p in parts]),

@@ -330,7 +330,7 @@ def prepare_records(manifold: Manifold, X: ArrayLike, center: Array, radius: flo
     shape = ((n if keep else 0),) + tuple(manifold.point_shape)
     out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
     rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
-    rows = manifold.prepare_rows(rows, n, log_mean)
+    rows = manifold.prepare_rows(rows, total, log_mean)  # the release's n (public): a Dask block's passes as in memory
     log_sum: Any
     start_stats: Any
     log_sum, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
