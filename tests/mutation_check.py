@@ -352,6 +352,11 @@ MUTATIONS = {
                                          "sphere_kernels.kernels(True)", "a release below COMPILED_LOAD_RECORDS imports numba"),
     "jit-off-still-imports-numba": ("manifolds/kernels/sphere_kernels.py", "            _loaded = (None,)  # disabled: numba is not even imported\n            return None\n",
                                     "            pass\n", "MANIFOLD_DP_JIT=0 ignored: numba imported and the compiled passes used"),
+    "dask-blocks-weighted-alone": ("privacy/release.py", "    total = n if total is None else int(total)\n", "    total = n\n",
+                                   "a Dask block's sums weighted by its own 1/len instead of the array's 1/n"),
+    "dask-kept-blocks-unclipped": ("privacy/dask_records.py", "return (np.asarray(records) if keep else None), sums",
+                                   "return (np.asarray(block) if keep else None), sums",
+                                   "on a cluster the later passes read the records as given, not the clipped ones"),
 }
 
 
