@@ -535,10 +535,10 @@ class KNormGradient:
         if counts is not None:
             # many records, so σ is far below grid[1]: the radius sampler halves [0, grid[1]] (its
             # log J tangent is off by ∞ at 0) until the piece is negligible, dozens of rounds;
-            # points σ·2^-k, k = 30…0, make that piece negligible from the start (how many lie
-            # below grid[1] ≥ r/cells: public)
+            # points σ·2^-k, k = 30…0, make that piece negligible from the start (those below
+            # r/cells ≤ grid[1]: how many is public)
             fine = self.sigma * np.exp2(-np.arange(30.0, -1.0, -1.0))
-            grid = np.concatenate([[0.0], fine[fine < min(self.radius, grid[-1]) / cells], grid[1:]])
+            grid = np.concatenate([[0.0], fine[fine < min(self.radius / cells, grid[1])], grid[1:]])
         # the len(grid) × len(a) table of f, one block of columns at a time: bounded memory at any n
         total = np.zeros(grid.size)
         block = max(1, 2**13 // grid.size) if counts is None else a.size  # ~8k entries per block of records
