@@ -257,6 +257,9 @@ def test_the_lines_fused_preparation_is_the_generic_one(center, radius):
     records, counts = prepare_records(E, far, c, radius)
     assert (counts.non_finite, counts.clipped) == (1, 2)
     np.testing.assert_array_equal(np.asarray(records)[:, 0], [center + radius, center - radius, center, center])
+    # the pass sums the clipped records unweighted: a radius near float64's end (public) takes the generic path
+    assert E.prepare_block(far, c, euclidean_passes.LINE_RADIUS_MAX * 2.0, 1.0) is None
+    assert E.prepare_block(far, c, euclidean_passes.LINE_RADIUS_MAX, 1.0) is not None
 
 
 def test_the_lines_fused_preparation_does_the_same_work_for_neighbours():

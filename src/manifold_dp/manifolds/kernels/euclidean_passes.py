@@ -21,10 +21,11 @@ from ..._typing import Array
 from .arrays import select
 from .passes import RecordPasses
 
-__all__ = ["EuclideanPasses", "LINE_ROWS", "LINE_SUBBLOCK"]
+__all__ = ["EuclideanPasses", "LINE_ROWS", "LINE_SUBBLOCK", "LINE_RADIUS_MAX"]
 
 LINE_ROWS = 1 << 20  # records per block of prepare_records on the line: three byte masks per record, no float temporary ...
 LINE_SUBBLOCK = 1 << 15  # ... beyond two of this many doubles (256 KiB each: the passes run in cache)
+LINE_RADIUS_MAX = 2.0**900  # the pass sums the clipped records unweighted: n·r stays far inside float64 below this
 
 
 class EuclideanPasses(RecordPasses):
@@ -55,8 +56,8 @@ class EuclideanPasses(RecordPasses):
         non-finite records count as the centre (``z = 0``) without a select. ``keep``: the clipped
         records ``c + z``, and ``c`` for the non-finite ones (a bitwise select)."""
         X = np.asarray(X, float)
-        if self.dim != 1 or X.ndim != 2 or X.shape[1] != 1:
-            return None  # other dimensions: the generic path (which raises the shape error)
+        if self.dim != 1 or X.ndim != 2 or X.shape[1] != 1 or not radius <= LINE_RADIUS_MAX:
+            return None  # other dimensions (the generic path raises the shape error), or a radius near float64's end
         x = X[:, 0]
         m = len(x)
         c, r = float(np.asarray(center, float).reshape(-1)[0]), float(radius)
