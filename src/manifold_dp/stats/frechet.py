@@ -450,6 +450,9 @@ class _NewtonPlanner:
         errors = [level[1:2] + level[3:5] for level in self.levels]
         self.sharpest = [errors[i] for i in range(len(errors))
                          if not any(other != errors[i] and all(a <= b for a, b in zip(other, errors[i])) for other in errors)]
+        # passes with inexact solves (SPD at large k: orders × log series × Chebyshev steps, a hundred of them) may
+        # come in any order: a run is then dropped by bound and cost alone, which keeps the search to a second or less
+        self.monotone = not any(level[4] for level in self.levels)
 
     def fewest(self, d: float) -> int:
         """A lower bound on the steps any run needs from ``d``: every step taking the smallest
@@ -468,7 +471,9 @@ class _NewtonPlanner:
         sequence ``≤``: whatever finishes the one finishes the other, no dearer — the bound grows
         with ``d``; a step that does not contract is never part of a cheapest run, so leaving them
         out loses nothing), or when its cost plus ``fewest`` steps at the cheapest pass's cost
-        exceeds the best run found. Public values only."""
+        exceeds the best run found. Where a pass has an inexact solve (``monotone`` false) the
+        passes may come in any order and a run is dropped by bound and cost alone. Public values
+        only."""
         if d <= self.accuracy:
             return 0.0, ()
         best: tuple[float, tuple[int, ...]] | None
@@ -477,7 +482,7 @@ class _NewtonPlanner:
         for _ in range(NEWTON_CAP):
             following: list[tuple[float, int, float, tuple[int, ...]]] = []
             for d, start, cost, seq in open_runs:
-                for j in range(start, len(levels)):  # the pass's index never decreases along a run
+                for j in range(start if self.monotone else 0, len(levels)):  # monotone: the index never decreases
                     _, e, step_cost, g, solve = levels[j]
                     after, total = _newton_bound(d, self.c, self.h, e, g, solve), cost + step_cost
                     limit = budget if best is None else best[0]
@@ -486,13 +491,21 @@ class _NewtonPlanner:
                     if after <= self.accuracy:
                         if best is None or (total, seq + (j,)) < best:
                             best = (total, seq + (j,))
-                    elif total + self.fewest(after) * self.cheapest <= limit:
+                    elif not self.monotone or total + self.fewest(after) * self.cheapest <= limit:
                         following.append((after, j, total, seq + (j,)))
             following.sort(key=lambda run: (run[2], run[3]))
             open_runs = []
-            for run in following:
-                if not any(o[0] <= run[0] and o[1] <= run[1] for o in open_runs):
-                    open_runs.append(run)
+            if self.monotone:
+                for run in following:
+                    if not any(o[0] <= run[0] and o[1] <= run[1] for o in open_runs):
+                        open_runs.append(run)
+            else:  # by cost: a run is kept when its bound is below every cheaper one's, then if it can still win
+                lowest, limit = math.inf, budget if best is None else best[0]
+                for run in following:
+                    if run[0] < lowest:
+                        lowest = run[0]
+                        if run[2] + self.fewest(run[0]) * self.cheapest <= limit:
+                            open_runs.append(run)
             if not open_runs:
                 break
         if best is None:
