@@ -31,7 +31,9 @@ Loaded by a release of at least ``sphere_passes.COMPILED_LOAD_RECORDS`` records 
 importing numba and loading the cached kernels take 0.5–1 s in a fresh process, more than the
 compiled passes save below a few 10⁵ records, so a one-off smaller release never imports it (at
 2·10⁵ records such a process ran 1.2–1.45× slower with numba than without). Once loaded, blocks of
-at least ``sphere_passes.COMPILED_MIN_RECORDS`` records (2¹⁵) take the compiled passes. Disabled by
+at least ``sphere_passes.COMPILED_MIN_RECORDS`` records (2¹⁵) take the compiled passes (a process
+that will make many releases of 2¹⁵–2¹⁹ records may load them once itself, by calling ``kernels()``:
+the S² mean of 2·10⁵ records then takes ~7 ms instead of ~32 ms). Disabled by
 ``MANIFOLD_DP_JIT=0`` (read once, at the first call; numba is then never imported); never imported
 by ``import manifold_dp``. The first large release in a process compiles the kernels (or loads
 them from numba's cache, ``cache=True``): a cost that depends on the process and on public ``n``,
