@@ -202,7 +202,7 @@ class _RadialRows(NamedTuple):
     theta_star: FloatArray  # the angle below which the loss is at most ε
 
 
-_BLOCK = 1 << 17  # quadrature nodes per block of rows: the block's arrays stay in cache
+_BLOCK = 1 << 15  # quadrature nodes per block of rows: the block's arrays (256 KB each) stay in cache
 
 
 def _angular_integral(rows: _RadialRows, d: int, sigma: float, a_panels: int, S_inv: _Function) -> FloatArray:
