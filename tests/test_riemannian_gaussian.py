@@ -462,3 +462,22 @@ def test_spd_comparison_bound_covers_monte_carlo_and_improves_on_the_triangle_bo
     assert np.all(bound >= _monte_carlo_lower(loss, eps, rng))
     assert np.all(bound <= gdp._triangle_profile(m, t, sigma, eps))
     assert bound[1] <= 0.7 * gdp._triangle_profile(m, t, sigma, eps)[1]
+
+
+def test_profile_quadrature_keeps_rows_with_a_narrow_angular_window():
+    """``gdp._angular_integral`` skips only the rows whose angular window is empty: a row whose window
+    is a sliver below ``π/2 + width`` keeps its (small, positive) part of ``δ``."""
+    from scipy.special import betaln
+
+    d, sigma, a_panels = 6, 0.3, 4
+    top = np.pi / 2 + float(np.arccos(np.exp(-gdp._WINDOW / (d - 2))))
+    theta_star = np.array([top - 1e-3, top - 0.03, top - 0.5, top + 0.1])[:, None]
+    zeros = np.zeros_like(theta_star)
+    rows = gdp._RadialRows(zeros, np.ones_like(theta_star), zeros, zeros, theta_star)  # ρ' = 2 sin(θ/2), ρ = 0, ε = 0
+    flat = lambda v: 2.0 * np.sqrt(np.maximum(v, 0.0))  # the flat space's S⁻¹
+    got = gdp._angular_integral(rows, d, sigma, a_panels, flat)
+    th, wt = gdp._composite(theta_star[:3, 0], top, a_panels)
+    loss = 4.0 * np.sin(th / 2.0) ** 2 / (2.0 * sigma * sigma)
+    want = np.sum(-np.expm1(-loss) * np.exp((d - 2) * np.log(np.sin(th)) + np.log(wt) - betaln(0.5, 0.5 * (d - 1))), axis=-1)
+    assert np.all(want > 0) and got[3] == 0.0
+    np.testing.assert_allclose(got[:3], want, rtol=1e-12)
