@@ -36,6 +36,10 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
+    "hyperbolic-row-norm-unscaled": ("manifolds/kernels/hyperbolic_passes.py",
+                                     "            s = _row_norms(Y)  # a valid record far from the centre",
+                                     "            s = np.sqrt(np.einsum('ij,ij->i', Y, Y))  # a valid record far from the centre",
+                                     "hyperbolic preparation squares a far record's coordinates (overflow: NaN log mean, raise after the charge)"),
     "hyperbolic-lipschitz-halved": ("manifolds/kernels/hyperbolic_passes.py",
                                     "return (coth - D / math.sinh(D) ** 2) + (coth - 1.0 / D) * a",
                                     "return 0.5 * ((coth - D / math.sinh(D) ** 2) + (coth - 1.0 / D) * a)",

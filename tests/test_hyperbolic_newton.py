@@ -193,3 +193,32 @@ def test_fused_preparation_matches_the_generic_pass():
     for a, b in zip(fused, generic):
         np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), atol=1e-13)
     assert fused[2][[3, 4, 5]].sum() == 0 and fused[3].sum() > 0
+
+
+@pytest.mark.parametrize("s", [1e100, 1e153, 1.3e154])
+@pytest.mark.parametrize("kw", [dict(radius=1.5), dict(radius=2.0, mechanism="kng"), dict(radius="auto"),
+                                dict(radius=0.5)])
+def test_a_far_valid_record_is_clipped_not_fatal(s, kw):
+    """A record on the hyperboloid with coordinates up to ~1e154, beside a centre away from e0:
+    its squared tangent coordinates in the centre's frame overflow, yet its neighbour at the
+    centre and it both release (the same outcome), and it is clipped to the boundary point
+    towards it."""
+    from manifold_dp import private_frechet_mean
+    from manifold_dp.privacy.accounting import PrivacyAccountant
+
+    m = Hyperbolic(3)
+    c = m.exp(m.origin, np.array([0.0, 3.0, 0.0, 0.0]))
+    X = np.tile(c, (20, 1))
+    Y = X.copy()
+    Y[0] = [math.sqrt(1 + s * s), -s, 0.0, 0.0]
+    assert m.belongs(Y[0])
+    for D in (X, Y):
+        acc = PrivacyAccountant(epsilon=100)
+        rel = private_frechet_mean(D, m, epsilon=1.0, center=c, rng=0, accountant=acc, **kw)
+        assert np.all(np.isfinite(rel.point)) and m.belongs(rel.point)
+    records, _, ok, moved, g = m.prepare_block(Y, c, 1.0, 1 / 20)
+    assert ok[0] and moved[0] and np.all(np.isfinite(g))
+    assert abs(float(m.dist(c, records[0])) - 1.0) < 1e-9
+    toward = m.log(c, records[0])
+    direction = m.log(c, m.exp(m.origin, np.array([0.0, -1.0, 0.0, 0.0])))  # the record lies along −x1 from c
+    assert float(m.inner(c, toward, direction)) > 0

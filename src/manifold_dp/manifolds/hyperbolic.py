@@ -152,7 +152,10 @@ class Hyperbolic(HyperbolicPasses, Manifold):
     max_reach = 8.0  # ρ(e0, centre) + r: beyond it coordinates ~e^ρ lose the precision Δ needs
 
     def float_error(self, center: Array, radius: float) -> float:
-        return 16 * np.finfo(float).eps * np.cosh(self.exp_coordinate_offset(center) + radius) ** 2
+        """``max(16, 4(d + 1))·ε·cosh²(ρ(e0, c) + r)``: a Minkowski product or a boost sums ``d + 1``
+        products of coordinates up to ``cosh(ρ(e0, c) + r)`` (docs/theory.md §8)."""
+        factor = max(16, 4 * (self.dim + 1))
+        return factor * np.finfo(float).eps * np.cosh(self.exp_coordinate_offset(center) + radius) ** 2
 
     def exp_coordinate_offset(self, center: Array) -> float:
         return float(self.dist(self.origin, center))

@@ -77,15 +77,28 @@ def _inverse_boost(x: Array) -> Array:
     return B
 
 
+def _row_norms(Y: Array) -> Array:
+    """``‖Y_i‖`` of every row without overflow: each row is scaled by a power of two first (exact,
+    so the result is bit for bit the unscaled norm wherever that one is finite)."""
+    e = np.frexp(np.max(np.abs(Y), axis=1))[1]  # 0 for a zero row
+    Yn = np.ldexp(Y, -e[:, None])
+    return np.asarray(np.ldexp(np.sqrt(np.einsum("ij,ij->i", Yn, Yn)), e))
+
+
+def _flushed(Y: Array) -> Array:
+    """``Y`` with entries below ``TINY`` in size set to 0 by a bitwise select (no multiply: a
+    subnormal operand is slow on some processors, a timing channel); NaN and inf stay."""
+    return select(np.abs(Y) >= TINY, Y, 0.0)
+
+
 def _frame_terms(X: Array, B: Array, hessian: bool) -> tuple[Array, Any, Any, Any]:
     """``(Y, f, a, β)`` of a block in the frame ``B``: ``Y`` the tangent coordinates (``sinh θ`` times
     the unit direction), ``f = θ/sinh θ`` (so ``f·Y`` is the log), with ``hessian`` also
     ``a = θ coth θ`` and ``β = (1 − a)/sinh²θ``. ``θ = asinh‖Y‖``: accurate near 0, where
     ``arccosh`` of the first coordinate loses half the digits. Branch-free: a record at the iterate
     (``‖Y‖ = 0``) takes ``f = 1``, ``β = 0``."""
-    Y = X @ B[:, 1:]
-    Y *= np.abs(Y) >= TINY
-    s = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    Y = _flushed(X @ B[:, 1:])
+    s = _row_norms(Y)
     zero = s == 0.0
     safe = s + zero
     theta = np.arcsinh(s)
@@ -152,13 +165,12 @@ class HyperbolicPasses(RecordPasses):
         center = np.asarray(center, float)
         with np.errstate(all="ignore"):
             finite = finite_rows(X, 1)
-            X = X * (np.abs(X) >= TINY)  # a move below 1e−90: no subnormal operand below (NaN and inf stay)
+            X = _flushed(X)  # a move below 1e−90: no subnormal operand below
             ok = self.belongs(X)
             mask = ok[:, None]
             P = select(mask, self.project(select(mask, X, center)), center)
-            Y = P @ _inverse_boost(center)[:, 1:]
-            Y *= np.abs(Y) >= TINY
-            s = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+            Y = _flushed(P @ _inverse_boost(center)[:, 1:])
+            s = _row_norms(Y)  # a valid record far from the centre: ‖Y‖² would overflow
             rho = np.arcsinh(s)
             moved = ~(rho <= radius)
             zero = s == 0.0
