@@ -36,6 +36,10 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
+    "euclidean-overflow-unclipped": ("manifolds/kernels/euclidean_passes.py",
+                                     "            far = ~finite_rows(v, 1) | ~(np.asarray(scale) > 0.0)",
+                                     "            far = np.zeros(len(v), bool)",
+                                     "a Euclidean record beyond float64 from the centre: NaN log (raise after the charge) or the centre"),
     "hyperbolic-row-norm-unscaled": ("manifolds/kernels/hyperbolic_passes.py",
                                      "            s = _row_norms(Y)  # a valid record far from the centre",
                                      "            s = np.sqrt(np.einsum('ij,ij->i', Y, Y))  # a valid record far from the centre",

@@ -137,3 +137,30 @@ def test_spd_membership_never_raises_on_finite_extremes():
         assert ok[:5].tolist() == [False, False, False, True, True]
     big = np.array([[1e308, 1e308, 0.0], [-1e308, 1e308, 0.0], [0.0, 0.0, 1e308]])
     assert not SPDAffineInvariant(3).belongs(big)  # asymmetric: its norms overflowed unscaled
+
+
+@pytest.mark.parametrize("dim, center, radius, record", [
+    (2, [1e292, 0.0], 1.0, [-np.finfo(float).max, 0.0]),
+    (2, [1e292, 0.0], 1.0, [-np.finfo(float).max, np.finfo(float).max]),
+    (3, [-1e308, 1e308, 0.0], 5.0, [1e308, -1e308, 1e308]),
+    (1, [-1e308], 2.0**900 * (1 + 1e-7), [1e308]),
+    (2, [0.0, 0.0], 1.0, [1e200, -1e200]),
+])
+def test_euclidean_record_beyond_float64_from_the_centre_is_clipped(dim, center, radius, record):
+    """A finite record whose difference from a finite centre overflows (the generic path: any
+    dimension ≥ 2, or the line above the fused pass's radius) is clipped to the boundary point
+    towards it; its neighbour at the centre releases too, the same outcome class."""
+    from manifold_dp import Euclidean, private_frechet_mean
+
+    m, c = Euclidean(dim), np.array(center)
+    X = np.tile(c, (20, 1))
+    Y = X.copy()
+    Y[0] = record
+    for D in (X, Y):
+        rel = private_frechet_mean(D, m, epsilon=1.0, center=c, radius=radius, rng=0)
+        assert np.all(np.isfinite(rel.point))
+    out, v, _scale, outside = m._clip_with_logs(Y, c, radius)
+    assert outside[0] and np.all(np.isfinite(out[0])) and np.all(np.isfinite(v[0]))
+    direction = np.sign(np.array(record) / 2 - c / 2)
+    assert np.all(np.sign(v[0])[direction != 0] == direction[direction != 0])
+    assert abs(float(np.linalg.norm(v[0] / radius)) - 1.0) <= 1e-12  # the log of the boundary point towards it

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._typing import Array
-from .arrays import select
+from .arrays import finite_rows, select
 from .passes import RecordPasses
 
 __all__ = ["EuclideanPasses", "LINE_ROWS", "LINE_SUBBLOCK", "LINE_RADIUS_MAX"]
@@ -34,6 +34,32 @@ class EuclideanPasses(RecordPasses):
 
     if TYPE_CHECKING:
         dim: int
+
+    def _clip_with_logs(self, x: Array, center: Any, radius: float) -> tuple[Array, Array, Any, Any]:
+        """The generic clip, safe where ``x − c`` overflows (a finite record and a finite centre more
+        than float64's range apart: the log is ``±inf`` and ``r/ρ = 0``, whose product is NaN) or
+        ``‖x − c‖²`` does (beyond about ``1.3e154``: ``r/ρ = 0`` made the record the centre).
+        Such a record is clipped to ``c + r·u`` with ``u`` the unit direction of ``x/2 − c/2``
+        (finite; its norm taken with the row scaled by a power of two), built for every record and
+        selected where the difference is not finite (branch-free)."""
+        out, v, scale, outside = super()._clip_with_logs(x, center, radius)
+        c = np.asarray(center, float)
+        with np.errstate(all="ignore"):
+            h = np.asarray(x, float) * 0.5 - c * 0.5
+            e = np.frexp(np.max(np.abs(h), axis=-1))[1]
+            u = np.ldexp(h, -e[..., None])
+            norm = np.sqrt(np.einsum("...i,...i->...", u, u))
+            unit = u / (norm + (norm == 0.0))[..., None]
+            far = ~finite_rows(v, 1) | ~(np.asarray(scale) > 0.0)  # x − c overflowed, or ‖x − c‖² did (r/ρ = 0)
+            out = select(far[..., None], c + radius * unit, out)
+            v = select(far[..., None], radius * unit, v)
+            scale = select(far, 1.0, scale)
+        return out, v, scale, outside
+
+    def clipped_log_sum(self, x: Any, center: Any, radius: float, weights: Any) -> tuple[Any, Array]:
+        """``(outside, Σ w_i log_center(x̃_i))`` through ``_clip_with_logs`` (overflow-safe)."""
+        _, v, scale, outside = self._clip_with_logs(np.asarray(x), center, radius)
+        return outside, np.tensordot(np.asarray(weights, float) * scale, v, axes=(0, 0))
 
     def prepare_rows(self, rows: int, n: int, log_sum: bool = True) -> int:
         """The line's pass keeps no per-record float temporary: ``LINE_ROWS`` records per block."""
