@@ -164,3 +164,17 @@ def test_euclidean_record_beyond_float64_from_the_centre_is_clipped(dim, center,
     direction = np.sign(np.array(record) / 2 - c / 2)
     assert np.all(np.sign(v[0])[direction != 0] == direction[direction != 0])
     assert abs(float(np.linalg.norm(v[0] / radius)) - 1.0) <= 1e-12  # the log of the boundary point towards it
+
+
+def test_centre_at_float64s_end_is_a_public_value_error_before_the_charge():
+    """A centre at ±max float: the output grid would be infinite; a ValueError naming the centre and
+    radius (public), raised before anything is charged, whatever the records."""
+    from manifold_dp import Euclidean, private_frechet_mean
+    from manifold_dp.privacy.accounting import PrivacyAccountant
+
+    for X in (np.zeros((5, 1)), np.full((5, 1), np.nan)):
+        acc = PrivacyAccountant(epsilon=10)
+        with pytest.raises(ValueError, match="center and radius"):
+            private_frechet_mean(X, Euclidean(1), epsilon=1.0, center=[np.finfo(float).max], radius=1.0, rng=0,
+                                 accountant=acc)
+        assert acc.spent() == (0.0, 0.0)

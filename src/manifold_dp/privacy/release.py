@@ -483,6 +483,9 @@ def output_grid(manifold: Manifold, sigma: float, center: Array, radius: float) 
     rounded away (docs/security.md)."""
     move, scale = manifold.grid_scales(center, radius, sigma)
     g = max(move * GRID_BELOW_SCALE, scale * GRID_ABOVE_ULP)
+    if not math.isfinite(g):  # public: the centre, the radius and the scale reach float64's end
+        raise ValueError(f"center and radius={radius!r} on {manifold!r} (noise scale {sigma:.3g}) reach beyond "
+                         "float64's range: no output grid exists; use a centre and radius of smaller magnitude")
     return float(2.0 ** math.ceil(math.log2(g)))
 
 
