@@ -36,6 +36,10 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
+    "gradient-step-bound-halved": ("stats/frechet.py",
+                                   "        lo, hi = (lo, mid) if mid >= bound(mid) * (1.0 + 1e-12) else (mid, hi)\n    return hi",
+                                   "        lo, hi = (lo, mid) if mid >= bound(mid) * (1.0 + 1e-12) else (mid, hi)\n    return 0.5 * hi",
+                                   "the gradient steps' Hessian bound below its own step's reach (descent lemma fails)"),
     "euclidean-overflow-unclipped": ("manifolds/kernels/euclidean_passes.py",
                                      "            far = ~finite_rows(v, 1) | ~(np.asarray(scale) > 0.0)",
                                      "            far = np.zeros(len(v), bool)",

@@ -222,3 +222,16 @@ def test_a_far_valid_record_is_clipped_not_fatal(s, kw):
     toward = m.log(c, records[0])
     direction = m.log(c, m.exp(m.origin, np.array([0.0, -1.0, 0.0, 0.0])))  # the record lies along −x1 from c
     assert float(m.inner(c, toward, direction)) > 0
+
+
+@pytest.mark.parametrize("kappa", [-1.0, -0.5])
+@pytest.mark.parametrize("r", [0.05, 0.5, 1.0, 3.0, 8.0])
+def test_gradient_step_bound_covers_its_own_step(kappa, r):
+    """``H ≥ hessian_upper_bound(2r(1 + 1/H))`` (a step of length ``≤ 2r/H`` keeps every record
+    within ``2r(1 + 1/H)``), within 1e-9 of the fixed point, and never above the ``4r`` bound."""
+    from manifold_dp.stats.frechet import gradient_step_bound, hessian_upper_bound
+
+    H = gradient_step_bound(r, kappa)
+    assert H >= hessian_upper_bound(2 * r * (1 + 1 / H), kappa)
+    assert H <= hessian_upper_bound(4 * r, kappa)
+    assert hessian_upper_bound(2 * r * (1 + 1 / (H * (1 - 1e-9))), kappa) <= H * (1 + 1e-8) or H == 1.0
