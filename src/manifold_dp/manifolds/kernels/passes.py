@@ -140,7 +140,7 @@ class RecordPasses(ManifoldGeometry):
         """``NewtonConstants`` for Newton steps of the certified mean on a ball of radius
         ``radius`` holding ``n`` records, or ``None``: no proven constants here, the certified mean
         takes gradient steps only (``stats.frechet.certified_schedule``). A space giving constants
-        also gives ``newton_terms`` and ``newton_step`` (the sphere, affine-invariant SPD)."""
+        also gives ``newton_terms`` and ``newton_step`` (the sphere, affine-invariant SPD, hyperbolic space)."""
         return None
 
     def weighted_log_sums(self, points: ArrayLike, X: ArrayLike, weights: Array) -> Array:
