@@ -32,7 +32,7 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
          "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py", "tests/test_minimal_space.py",
          "tests/test_hyperbolic_newton.py", "tests/test_profile_blocks.py",
-         "tests/test_spd_matrix_free.py"]
+         "tests/test_spd_matrix_free.py", "tests/test_dask.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
