@@ -425,34 +425,20 @@ def main(argv=None):
                          "or paths.md for every path against its own floor)")
     ap.add_argument("--rows", nargs="+", choices=sorted(ROWS), help="with --only paths: these rows only")
     args = ap.parse_args(argv)
-    if args.only == "paths":
-        tab = Table()
-        ratios = bench_paths(tab, args.quick, np.random.default_rng(7), args.rows)
-        md = [f"# Every path against its floor ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}",
-              f"{blas_setting()[0]}", ""] + tab.markdown()
+    if args.only:
+        tab, rng = Table(), np.random.default_rng(7)
+        title, stem, ratios = {
+            "paths": lambda: ("Every path against its floor", "paths", bench_paths(tab, args.quick, rng, args.rows)),
+            "high-dim": lambda: ("High-dimensional samplers", "high_dim", bench_high_dim(tab, args.quick, rng)),
+            "floor": lambda: ("Close to the floor", "floor", bench_floor(tab, args.quick, rng)),
+        }[args.only]()
+        md = [f"# {title} ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}", f"{blas_setting()[0]}",
+              ""] + tab.markdown()
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "paths.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-        (Path(args.out) / "paths.json").write_text(json.dumps(dict(machine=machine(), blas=blas_setting()[0], ratios=ratios),
-                                                              indent=2), encoding="utf-8")
-        print("\n".join(md))
-        return
-    if args.only == "high-dim":
-        tab = Table()
-        bench_high_dim(tab, args.quick, np.random.default_rng(7))
-        md = [f"# High-dimensional samplers ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}", ""] + tab.markdown()
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "high_dim.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-        print("\n".join(md))
-        return
-    if args.only == "floor":
-        tab = Table()
-        ratios = bench_floor(tab, args.quick, np.random.default_rng(7))
-        md = [f"# Close to the floor ({'quick' if args.quick else 'full'})", "", f"Machine: {machine()}",
-              f"{blas_setting()[0]}", ""] + tab.markdown()
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "floor.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-        (Path(args.out) / "floor.json").write_text(json.dumps(dict(machine=machine(), blas=blas_setting()[0], ratios=ratios),
-                                                              indent=2), encoding="utf-8")
+        (Path(args.out) / f"{stem}.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+        if ratios is not None:
+            (Path(args.out) / f"{stem}.json").write_text(
+                json.dumps(dict(machine=machine(), blas=blas_setting()[0], ratios=ratios), indent=2), encoding="utf-8")
         print("\n".join(md))
         return
     out = Path(args.out)
