@@ -481,3 +481,17 @@ def test_profile_quadrature_keeps_rows_with_a_narrow_angular_window():
     want = np.sum(-np.expm1(-loss) * np.exp((d - 2) * np.log(np.sin(th)) + np.log(wt) - betaln(0.5, 0.5 * (d - 1))), axis=-1)
     assert np.all(want > 0) and got[3] == 0.0
     np.testing.assert_allclose(got[:3], want, rtol=1e-12)
+
+
+def test_mu_is_refused_where_the_profile_has_not_fallen_below_the_tail_at_the_grids_end(monkeypatch):
+    """μ-GDP is checked up to the grid's end ε_K; beyond it the certificate rests on
+    δ(ε) ≤ δ(ε_K) < GDP_TAIL. A profile still above GDP_TAIL at ε_K must be refused, not certified."""
+    M = Sphere(2)
+    sigma = 0.5
+    mu, _ = gdp.gdp_mu(M, 0.1, sigma)
+    assert mu > 0
+    real = gdp.privacy_profile
+    monkeypatch.setattr(gdp, "privacy_profile",
+                        lambda m, s, sg, eps: np.maximum(real(m, s, sg, eps), 1e-9))  # a heavy tail
+    with pytest.raises(ValueError, match="does not fall below"):
+        gdp.gdp_mu(M, 0.1, sigma)

@@ -39,7 +39,9 @@ distance of curvature ``κmin`` bounds every ``ρ_t``, and the same argument app
 μ-GDP (Dong, Roth & Su 2022, Cor. 2.13: μ-GDP ⟺ ``δ(ε) ≤ δ_μ(ε)`` for all ``ε ≥ 0``): on a grid
 ``0 = ε_0 < … < ε_K`` both sides are monotone, so ``δ(ε_j) ≤ δ_μ(ε_(j+1))`` for every ``j``
 implies the condition on ``[0, ε_K]``. ``ε_K`` is where the profile bound falls below
-``GDP_TAIL``; beyond it the condition is not checked (stated in the certificate's rule).
+``GDP_TAIL``; beyond it the condition is not checked (stated in the certificate's rule): there
+``δ(ε) ≤ δ(ε_K) < GDP_TAIL``, charged with the release as an additive ``δ`` part. ``gdp_mu`` refuses a grid whose
+last point is not below ``GDP_TAIL``.
 """
 
 from __future__ import annotations
@@ -492,6 +494,10 @@ def gdp_mu(manifold: Manifold, sensitivity: float, sigma: float, ratio: float = 
         delta = np.concatenate([delta, privacy_profile(manifold, sensitivity, sigma, mid)])
         order = np.argsort(eps)
         eps, delta = eps[order], delta[order]
+    if not delta[-1] < GDP_TAIL:  # beyond the grid's end the condition must hold by δ(ε) ≤ δ(ε_K) < GDP_TAIL
+        raise ValueError(f"the Riemannian Gaussian's profile on {manifold!r} at sigma={sigma:.6g} does not fall below "
+                         f"{GDP_TAIL:g} by epsilon={eps[-1]:.4g}, the end of its μ-GDP grid; use a larger epsilon or "
+                         "a smaller radius")
     keep = delta[:-1] >= GDP_TAIL
     keep[0] = True
     mu = float(np.max(_needed_mu(delta[:-1][keep], eps[1:][keep])) * (1.0 + 1e-9))
