@@ -38,3 +38,21 @@ def run(capsys):
         out, err = capsys.readouterr()
         return Result(code, out, err)
     return call
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_disk_cache():
+    """The tests compute every public set-up value (a mutation of a calibration must not be hidden
+    by a value kept on disk by an earlier run); tests/test_disk_cache.py turns the cache on in a
+    temporary directory."""
+    import os
+
+    from manifold_dp._disk_cache import CACHE_ENV
+
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = "off"
+    yield
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before

@@ -32,10 +32,21 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
          "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py", "tests/test_minimal_space.py",
          "tests/test_hyperbolic_newton.py", "tests/test_profile_blocks.py",
-         "tests/test_spd_matrix_free.py", "tests/test_dask.py"]
+         "tests/test_spd_matrix_free.py", "tests/test_dask.py", "tests/test_disk_cache.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
+    "gdp-tail-unchecked": ("privacy/gdp.py", "    if not delta[-1] < GDP_TAIL:  # beyond the grid's end",
+                           "    if False:  # beyond the grid's end",
+                           "μ-GDP certified though the profile at the grid's end is above GDP_TAIL (uncharged δ beyond it)"),
+    "disk-cache-trusts-any-file": ("_disk_cache.py", "    if not stat.S_ISREG(info.st_mode):\n        return False\n",
+                                   "    return True\n",
+                                   "set-up values that bound privacy read from a file others may write"),
+    "disk-cache-any-argument": ("_disk_cache.py", "        return f\"{type(value).__qualname__}:{value!r}\"\n    return None",
+                                "        return f\"{type(value).__qualname__}:{value!r}\"\n    return repr(value)",
+                                "any argument (records, unregistered spaces) used as a key of the disk cache"),
+    "disk-cache-not-keyed-by-code": ("_disk_cache.py", "    return base / _code_digest()", "    return base",
+                                     "values of another version of the code read back from the disk cache"),
     "gradient-step-bound-halved": ("stats/frechet.py",
                                    "        lo, hi = (lo, mid) if mid >= bound(mid) * (1.0 + 1e-12) else (mid, hi)\n    return hi",
                                    "        lo, hi = (lo, mid) if mid >= bound(mid) * (1.0 + 1e-12) else (mid, hi)\n    return 0.5 * hi",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._disk_cache import disk_cached
 from .._random import RngLike
 from .._validation import check_delta, check_epsilon, check_positive
 from ..manifolds.base import Manifold
@@ -325,10 +326,12 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
 
 
 @lru_cache(maxsize=256)
+@disk_cached("riemannian_gaussian_calibration")
 def _profile_calibration(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> tuple[float, float, float]:
     """``(σ, μ, ε_K)`` of the Riemannian Gaussian by its numerical calibration, once per public
     ``(manifold, Δ, ε, δ)``: a release, an audit or ``radius="auto"`` asking again (another
-    record set of the same size, another seed) reuses it instead of redoing the quadratures."""
+    record set of the same size, another seed) reuses it instead of redoing the quadratures, and a
+    new process reads it from the disk cache (``manifold_dp._disk_cache``)."""
     sigma = _profile_sigma(manifold, sensitivity, epsilon, delta)
     mu, reach = gdp.gdp_mu(manifold, sensitivity, sigma)
     return sigma, float(mu), float(reach)

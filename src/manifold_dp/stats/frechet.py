@@ -7,6 +7,7 @@ tolerance is tight (‖∇F‖ ≤ 1e-10 × the data's spread), not geomstats' l
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._disk_cache import disk_cached
 from .._threads import blas_limit, blas_limited
 from .._typing import Array, FloatArray
 from ..manifolds.base import Manifold, NewtonConstants, check_order
@@ -549,6 +551,18 @@ def certified_schedule(manifold: Manifold, radius: float, accuracy: float, n: in
 
 @lru_cache(maxsize=256)
 def _certified_schedule(manifold: Manifold, radius: float, accuracy: float, n: int) -> CertifiedSchedule:
+    start, gradient_steps, newton_steps, h, H, L, orders = _schedule_fields(manifold, radius, accuracy, n)
+    return CertifiedSchedule(start, gradient_steps, newton_steps, h, H, L, orders)
+
+
+@disk_cached("certified_schedule")
+def _schedule_fields(manifold: Manifold, radius: float, accuracy: float, n: int) -> tuple[Any, ...]:
+    """``certified_schedule``'s fields, kept in the disk cache (``manifold_dp._disk_cache``): the
+    search for the cheapest run is pure Python, about 2 ms per radius on SPD."""
+    return dataclasses.astuple(_search_schedule(manifold, radius, accuracy, n))
+
+
+def _search_schedule(manifold: Manifold, radius: float, accuracy: float, n: int) -> CertifiedSchedule:
     kmin, kmax = manifold.curvature_bounds
     h = hessian_lower_bound(radius, kmax)
     H = gradient_step_bound(radius, kmin)
