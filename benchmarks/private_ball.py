@@ -11,9 +11,20 @@ fixed distance from the origin, in a random direction (S², S⁹⁹, SPD-AI(5), 
 shapes of 18 landmarks). Error: the geodesic distance from the release to the records' Fréchet
 mean. ``auto``: ``center="auto", radius="auto"`` (the defaults). ``oracle``: the release at the
 true cluster centre, with radius the 0.9-quantile of the records' distances to it, same total ε.
-Both with ``mechanism="laplace"`` (pure ε). The table gives the median error over seeds and their
-ratio. Writes markdown to stdout (``--output FILE`` also writes it there). Uses every core
+Both with ``mechanism="laplace"`` (pure ε) unless ``--mechanism`` says otherwise: both releases
+then use that mechanism, at the same total ε and, for an (ε, δ) mechanism, the same total δ
+(``--delta``, default 1e-6; ``center="auto"`` gives half of it to its first stage, which is then
+Gaussian too). ``--mechanism auto``: at each seed, the (ε, δ) mechanism that ``center="auto"``
+supports (not ``riemannian_gaussian``) with the smallest expected noise distance at the oracle's
+public parameters (true centre, 0.9-quantile radius, n, ε, δ) — ``mechanism="auto"``'s rule
+(``planning.choose_mechanism``) restricted to those — used for both releases (on this grid, δ = 1e-6:
+``ambient_gaussian`` on spheres, ``wrapped_gaussian`` on SPD-AI and hyperbolic space, ``tangent_gaussian`` on SPD-LE).
+A space with no such mechanism (Kendall shapes: only ``riemannian_gaussian``) gets an n/a row.
+The table gives the median error over seeds and their ratio (and, off the default, the mechanism
+used). Writes markdown to stdout (``--output FILE`` also writes it there). Uses every core
 (``--jobs``).
+
+    python benchmarks/private_ball.py --mechanism auto --delta 1e-6 --n 300 1000 --eps 1
 """
 
 import argparse
@@ -42,14 +53,16 @@ def _space(expr):
 
 
 def one_case(args):
-    """Median errors (auto, oracle) and seconds for one (space, n, ε)."""
-    name, n, eps, seeds, rounds = args
+    """Median errors (auto, oracle), the plan's ratio, seconds and the mechanisms used for one
+    (space, n, ε); the errors ``nan`` where no mechanism of ``--mechanism`` runs on the space."""
+    name, n, eps, seeds, rounds, mechanism, delta = args
     from manifold_dp import private_frechet_mean
+    from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS
     from manifold_dp.privacy.private_ball import AutoCenter, expected_auto_ball
 
     expr, spread, distance = SPACES[name]
     M = _space(expr)
-    auto, oracle, spreads = [], [], []
+    auto, oracle, spreads, used = [], [], [], []
     start = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -61,13 +74,42 @@ def one_case(args):
             r90 = float(np.quantile(M.dist(c, X), 0.9))
             spreads.append(r90)
             key = [s, n, round(1000 * eps)]  # independent draws at every ε, and for each of the two releases
+            if mechanism == "laplace":  # the calls as they always were: the pure-ε table stays the same
+                options = {}
+            else:
+                chosen = _mechanism_for(M, mechanism, n, eps, delta, c, r90)
+                if chosen is None:
+                    return name, n, eps, float("nan"), float("nan"), float("nan"), time.time() - start, ()
+                used.append(chosen)
+                options = {"mechanism": chosen, "delta": delta if chosen in GAUSSIAN_MECHANISMS else None}
             a = private_frechet_mean(X, M, center=AutoCenter(rounds=rounds), radius="auto", epsilon=eps,
-                                     rng=np.random.default_rng(key + [0]))
-            o = private_frechet_mean(X, M, center=c, radius=r90, epsilon=eps, rng=np.random.default_rng(key + [1]))
+                                     rng=np.random.default_rng(key + [0]), **options)
+            o = private_frechet_mean(X, M, center=c, radius=r90, epsilon=eps, rng=np.random.default_rng(key + [1]),
+                                     **options)
             auto.append(float(M.dist(mean, a.point)))
             oracle.append(float(M.dist(mean, o.point)))
-    predicted = expected_auto_ball(M, n=n, epsilon=eps).ratio(float(np.median(spreads)))
-    return name, n, eps, float(np.median(auto)), float(np.median(oracle)), predicted, time.time() - start
+    gaussian = mechanism != "laplace" and all(m in GAUSSIAN_MECHANISMS for m in used)
+    plan = expected_auto_ball(M, n=n, epsilon=eps, delta=delta if gaussian else None, gaussian=gaussian)
+    predicted = plan.ratio(float(np.median(spreads)))
+    return (name, n, eps, float(np.median(auto)), float(np.median(oracle)), predicted, time.time() - start,
+            tuple(dict.fromkeys(used)))
+
+
+def _mechanism_for(M, mechanism, n, eps, delta, center, radius):
+    """The mechanism both releases use (``--mechanism``), or ``None`` where none runs on ``M``
+    with ``center="auto"``. ``"auto"``: ``mechanism="auto"``'s choice at the oracle's public
+    parameters among the (ε, δ) mechanisms that ``center="auto"`` supports."""
+    from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
+    from manifold_dp.privacy.planning import choose_mechanism, supports
+    from manifold_dp.privacy.private_ball import UNSUPPORTED_MECHANISMS
+
+    if mechanism != "auto":
+        return mechanism if supports(M, mechanism) and mechanism not in UNSUPPORTED_MECHANISMS else None
+    exclude = tuple(m for m in MECHANISM_NAMES if m not in GAUSSIAN_MECHANISMS) + tuple(UNSUPPORTED_MECHANISMS)
+    try:
+        return choose_mechanism(M, n=n, radius=radius, epsilon=eps, delta=delta, center=center, exclude=exclude).mechanism
+    except ValueError:  # no (ε, δ) mechanism that center="auto" supports passes on M
+        return None
 
 
 def _reference_mean(M, X, start):
@@ -129,6 +171,10 @@ def main(argv=None):
     ap.add_argument("--spaces", nargs="*", default=list(SPACES))
     ap.add_argument("--n", nargs="*", type=int, default=None, help="record counts (default 100 300 1000)")
     ap.add_argument("--eps", nargs="*", type=float, default=None, help="epsilons (default 0.5 1 2)")
+    ap.add_argument("--mechanism", default="laplace",
+                    help="both releases' mechanism: a registry name, or 'auto' (the smallest expected noise distance "
+                         "among the (ε, δ) ones center='auto' supports, at the oracle's ball); default laplace")
+    ap.add_argument("--delta", type=float, default=1e-6, help="total δ of both releases for an (ε, δ) mechanism")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--real", action="store_true", help="the offline data sets instead")
     ap.add_argument("--output", default=None)
@@ -136,7 +182,8 @@ def main(argv=None):
     ap.add_argument("--from-table", default=None, help="draw --figure from a table this script wrote, without running")
     a = ap.parse_args(argv)
     if a.from_table:
-        figure(_read_table(a.from_table), a.figure or "private_ball_ratio.png")
+        title = "pure ε" if a.mechanism == "laplace" else f"mechanism={a.mechanism!r}, δ = {a.delta:g}"
+        figure(_read_table(a.from_table), a.figure or "private_ball_ratio.png", title)
         return 0
     if a.real:
         cases = [(name, eps, a.seeds or 15) for name in _real_sets() for eps in (a.eps or (0.5, 1.0, 2.0))]
@@ -149,20 +196,39 @@ def main(argv=None):
         ns, epss = ((300,), (1.0,)) if a.quick else ((100, 300, 1000), (0.5, 1.0, 2.0))
         ns, epss = a.n or ns, a.eps or epss
         seeds = a.seeds or (5 if a.quick else 15)
-        cases = [(name, n, eps, seeds, a.rounds) for name in a.spaces for n in ns for eps in epss]
+        cases = [(name, n, eps, seeds, a.rounds, a.mechanism, a.delta) for name in a.spaces for n in ns for eps in epss]
         with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
             rows = list(pool.map(one_case, cases))
-        lines = ["| space | n | ε | median error, center=\"auto\" | median error, oracle ball | ratio | ratio predicted "
-                 "before the data (`plan`) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        lines += [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} |" for r in rows]
+        lines = _case_table(rows, a.mechanism)
         if a.figure:
-            figure([(r[0], r[1], r[2], r[3] / r[4], r[5]) for r in rows], a.figure)
+            title = "pure ε" if a.mechanism == "laplace" else f"mechanism={a.mechanism!r}, δ = {a.delta:g}"
+            figure([(r[0], r[1], r[2], r[3] / r[4], r[5]) for r in rows if r[7] or a.mechanism == "laplace"], a.figure,
+                   title)
     text = "\n".join(lines)
     print(text)
     if a.output:
         with open(a.output, "w") as f:
             f.write(text + "\n")
     return 0
+
+
+def _case_table(rows, mechanism):
+    """The markdown rows of ``one_case``'s results; off the default, a last column names the
+    mechanism used (n/a: none of ``mechanism`` runs on the space with ``center="auto"``)."""
+    head = ("| space | n | ε | median error, center=\"auto\" | median error, oracle ball | ratio | ratio predicted "
+            "before the data (`plan`) |")
+    if mechanism == "laplace":
+        lines = [head, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        return lines + [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} |"
+                        for r in rows]
+    lines = [head + " mechanism |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        if not r[7]:
+            lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | n/a | n/a | n/a | n/a | none that center=\"auto\" supports |")
+        else:
+            lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} | "
+                         f"{' / '.join(r[7])} |")
+    return lines
 
 
 def _read_table(path):
@@ -172,12 +238,12 @@ def _read_table(path):
         lines = f.read().splitlines()
     for line in lines:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 7 and cells[1].isdigit():
+        if len(cells) in (7, 8) and cells[1].isdigit() and cells[5] != "n/a":
             rows.append((cells[0], int(cells[1]), float(cells[2]), float(cells[5]), float(cells[6])))
     return rows
 
 
-def figure(rows, path):
+def figure(rows, path, title="pure ε"):
     """One panel per space: the ratio to the oracle against n (log-log), a line per ε, the plan's
     prediction dashed, and the 2× target."""
     import matplotlib
@@ -206,7 +272,7 @@ def figure(rows, path):
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles + [plt.Line2D([], [], color="k", lw=0.8)], labels + ["2× (the target)"], loc="lower center",
                ncol=4, frameon=False)
-    fig.suptitle('center="auto", radius="auto" against an oracle ball (true centre, 0.9-quantile radius), pure ε')
+    fig.suptitle(f'center="auto", radius="auto" against an oracle ball (true centre, 0.9-quantile radius), {title}')
     fig.tight_layout(rect=(0, 0.08, 1, 0.96))
     fig.savefig(path, dpi=110)
     plt.close(fig)
