@@ -107,9 +107,9 @@ def _trusted(path: Path) -> bool:
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):
         return False
-    if hasattr(os, "getuid"):
-        return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    return True
+    if os.name != "posix":
+        return True
+    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _read(path: Path, key: str) -> tuple[bool, Any]:
