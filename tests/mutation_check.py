@@ -32,10 +32,15 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_sphere_series.py", "tests/test_sphere_kernels.py", "tests/test_private_ball.py",
          "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py", "tests/test_minimal_space.py",
          "tests/test_hyperbolic_newton.py", "tests/test_profile_blocks.py",
-         "tests/test_spd_matrix_free.py", "tests/test_dask.py", "tests/test_disk_cache.py"]
+         "tests/test_spd_matrix_free.py", "tests/test_dask.py", "tests/test_disk_cache.py",
+         "tests/test_kendall_embedding.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
+    "kendall-chord-halved": ("manifolds/kendall.py",
+                             "return float(math.sqrt(2.0) * math.sin(min(float(radius), math.pi / 2.0)))",
+                             "return float(0.5 * math.sqrt(2.0) * math.sin(min(float(radius), math.pi / 2.0)))",
+                             "the ambient mechanisms' sensitivity on Kendall shapes halved (the chord of the embedding)"),
     "gdp-tail-unchecked": ("privacy/gdp.py", "    if not delta[-1] < GDP_TAIL:  # beyond the grid's end",
                            "    if False:  # beyond the grid's end",
                            "μ-GDP certified though the profile at the grid's end is above GDP_TAIL (uncharged δ beyond it)"),

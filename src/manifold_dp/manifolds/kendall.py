@@ -8,24 +8,58 @@ complex arrays ``(..., k)``; tangent vectors are horizontal: ``Σ v_j = 0`` and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.linalg import helmert
 
 from .._random import RngLike, as_generator
 from .._typing import Array, BoolArray, FloatArray
 from .base import Manifold, sn_over
 from .euclidean import _check_dim
 
-__all__ = ["hermitian", "KendallShape2D"]
+__all__ = ["hermitian", "hermitian_to_real", "real_to_hermitian", "KendallShape2D"]
 
 
 def hermitian(x: ArrayLike, y: ArrayLike) -> Array:
     """``⟨x, y⟩ = Σ conj(x_j) y_j`` over the last axis."""
     return np.sum(np.conj(x) * y, axis=-1)
+
+
+def hermitian_to_real(m: Array) -> FloatArray:
+    """Isometry of Hermitian ``(..., p, p)`` matrices (Frobenius norm) onto ``R^(p²)``: the
+    diagonal, then ``√2·Re`` and ``√2·Im`` of the upper triangle."""
+    p = m.shape[-1]
+    iu = np.triu_indices(p, 1)
+    up = m[..., iu[0], iu[1]]
+    return np.concatenate([np.real(np.diagonal(m, axis1=-2, axis2=-1)), math.sqrt(2.0) * up.real,
+                           math.sqrt(2.0) * up.imag], axis=-1)
+
+
+def real_to_hermitian(v: ArrayLike, p: int) -> Array:
+    """The inverse of ``hermitian_to_real``: ``(..., p²)`` → Hermitian ``(..., p, p)``."""
+    v = np.asarray(v, float)
+    iu = np.triu_indices(p, 1)
+    m = np.zeros(v.shape[:-1] + (p, p), complex)
+    m[..., np.arange(p), np.arange(p)] = v[..., :p]
+    q = len(iu[0])
+    up = (v[..., p:p + q] + 1j * v[..., p + q:]) / math.sqrt(2.0)
+    m[..., iu[0], iu[1]] = up
+    m[..., iu[1], iu[0]] = np.conj(up)
+    return m
+
+
+@lru_cache(maxsize=16)
+def _helmert(k: int) -> FloatArray:
+    """Helmert's ``(k−1)×k`` rows: orthonormal, orthogonal to ``(1, …, 1)`` (read-only)."""
+    h = helmert(k)
+    h.flags.writeable = False
+    return h
 
 
 @dataclass(frozen=True)
@@ -211,6 +245,28 @@ class KendallShape2D(Manifold):
     def mean_start(self, stats: Any) -> Array:
         _, vecs = np.linalg.eigh(stats)  # full Procrustes mean (Kent 1994)
         return self.project(vecs[:, -1])
+
+    # -- capabilities: the Veronese–Whitney embedding (extrinsic baselines, ``center="auto"``) --
+    ambient_dim = property(lambda self: (self.k_landmarks - 1) ** 2)
+
+    def to_ambient(self, x: ArrayLike) -> FloatArray:
+        """``w w*`` with ``w = H x`` (``H``: Helmert's rows, orthonormal and orthogonal to
+        ``(1, …, 1)``, so ``‖w‖ = ‖x‖ = 1``) as ``(k−1)²`` real numbers (``hermitian_to_real``,
+        an isometry): a function of the shape, the same for every rotation ``e^(iφ) x``."""
+        w = np.asarray(x, complex) @ _helmert(self.k_landmarks).T
+        return hermitian_to_real(w[..., :, None] * np.conj(w[..., None, :]))
+
+    def from_ambient(self, z: ArrayLike, floor: float | None = None) -> Array:
+        """The shape whose embedding is nearest the Hermitian matrix of ``z`` (Frobenius): its
+        top eigenvector ``u``, as the pre-shape ``Hᵀu`` (Kent 1994's full Procrustes mean when ``z``
+        is the mean of embedded shapes)."""
+        vectors = np.linalg.eigh(real_to_hermitian(z, self.k_landmarks - 1))[1]
+        return self.project(vectors[..., -1] @ _helmert(self.k_landmarks))
+
+    def ambient_radius(self, center: ArrayLike, radius: float) -> float:
+        """The chord ``‖ww* − vv*‖_F = √2 sin ρ`` (``|⟨w, v⟩| = cos ρ``), increasing on
+        ``[0, π/2]``: ``B_r(center)`` lies in the Euclidean ball of that radius."""
+        return float(math.sqrt(2.0) * math.sin(min(float(radius), math.pi / 2.0)))
 
     def log_volume_ratio(self, rho: ArrayLike) -> FloatArray:
         """``log(J(ρ)/ρ^(d−1))`` with ``J = sin^(2m−1)ρ cos ρ``, ``m = k−2`` (≤ 0 on ``[0, π/2]``)."""

@@ -36,7 +36,6 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.linalg import helmert
 
 from .._typing import Array, FloatArray
 from ..manifolds import SO3, Euclidean, Hyperbolic, KendallShape2D, Sphere
@@ -78,27 +77,6 @@ def _clip_rows(v: FloatArray, bound: float) -> FloatArray:
     """Rows of ``v`` scaled into the ℓ2 ball of radius ``bound`` (a projection: norm ≤ bound)."""
     norms = np.linalg.norm(v, axis=-1, keepdims=True)
     return cast(FloatArray, v * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny)))
-
-
-def _hermitian_to_real(m: Array) -> FloatArray:
-    """Isometry of Hermitian ``(..., p, p)`` (Frobenius) onto ``R^(p²)``: diagonal, ``√2·Re`` and
-    ``√2·Im`` of the upper triangle."""
-    p = m.shape[-1]
-    iu = np.triu_indices(p, 1)
-    up = m[..., iu[0], iu[1]]
-    return np.concatenate([np.real(np.diagonal(m, axis1=-2, axis2=-1)), math.sqrt(2.0) * up.real,
-                           math.sqrt(2.0) * up.imag], axis=-1)
-
-
-def _real_to_hermitian(v: FloatArray, p: int) -> Array:
-    iu = np.triu_indices(p, 1)
-    m = np.zeros((p, p), complex)
-    m[np.arange(p), np.arange(p)] = v[:p]
-    q = len(iu[0])
-    up = (v[p:p + q] + 1j * v[p + q:]) / math.sqrt(2.0)
-    m[iu[0], iu[1]] = up
-    m[iu[1], iu[0]] = np.conj(up)
-    return m
 
 
 class _SphereStage:
@@ -149,13 +127,10 @@ class _KendallStage:
         return "Δ = √2/n: ‖ww* − vv*‖_F² = 2 − 2|⟨w, v⟩|² ≤ 2 for unit w, v"
 
     def rows(self, m: KendallShape2D, points: ArrayLike, bound: float | None) -> FloatArray:
-        w = np.asarray(points, complex) @ helmert(m.k_landmarks).T  # (b, k−1), unit rows
-        return _hermitian_to_real(w[:, :, None] * np.conj(w[:, None, :]))
+        return m.to_ambient(points)  # w w*, w = H z: unit w, so ‖φ‖_F = 1
 
     def to_point(self, m: KendallShape2D, z: FloatArray, bound: float | None) -> Array:
-        _values, vectors = np.linalg.eigh(_real_to_hermitian(z, m.k_landmarks - 1))
-        u = vectors[:, -1]
-        return m.project(u @ helmert(m.k_landmarks))
+        return m.from_ambient(z)  # the top eigenvector
 
     def clamp(self, m: KendallShape2D, x: Array, bound: float | None) -> Array:
         return x
