@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,7 +56,7 @@ def test_a_value_read_back_is_the_value_computed_bit_for_bit(on, name, call):
 def test_only_public_arguments_are_keys(on):
     calls = []
 
-    @disk_cached("probe")
+    @disk_cached("probe", lambda v: type(v) is float)
     def probe(x):
         calls.append(1)
         return 1.5
@@ -68,7 +69,9 @@ def test_only_public_arguments_are_keys(on):
         pass
 
     probe(Mine(2))
-    assert len(_files(on)) == 1 and len(calls) == 3
+    probe(Sphere(2, radius=np.float64(1.0)))  # a field not of Python's own float: not a key
+    probe(np.float64(0.5))
+    assert len(_files(on)) == 1 and len(calls) == 5
 
 
 def _poison(root, value):
@@ -79,38 +82,74 @@ def _poison(root, value):
     return path
 
 
-def test_a_file_others_may_write_is_not_read(on):
-    call = lambda: spd_sampler.spd_gaussian_acceptance.__wrapped__(3, 0.2, 400)
-    true = call()
+def _pilot():
+    return spd_sampler.spd_gaussian_acceptance.__wrapped__(3, 0.2, 400)
+
+
+def test_a_file_or_directory_others_may_write_is_not_read(on):
+    true = _pilot()
     path = _poison(on, {"f": (0.123).hex()})
     os.chmod(path, 0o600)
-    assert call() == 0.123  # the user's own file is trusted like the installed code (docs/security.md)
-    _poison(on, {"f": (0.123).hex()})
-    os.chmod(path, 0o666)
-    assert call() == true
-    os.chmod(path, 0o620)
-    _poison(on, {"f": (0.123).hex()})
-    assert call() == true
+    assert _pilot() == 0.123  # the user's own file is trusted like the installed code (docs/security.md)
+    for mode in (0o666, 0o620, 0o602):
+        os.chmod(path, mode)
+        assert _pilot() == true
+        _poison(on, {"f": (0.123).hex()})
+    os.chmod(path, 0o600)
+    for directory in (path.parent, path.parent.parent, on):  # the function's, the digest's, the base
+        os.chmod(directory, 0o777)
+        assert _pilot() == true
+        os.chmod(directory, 0o700)
+        _poison(on, {"f": (0.123).hex()})
+    assert _pilot() == 0.123
 
 
-def test_a_damaged_or_foreign_file_is_recomputed(on):
-    call = lambda: spd_sampler.spd_gaussian_acceptance.__wrapped__(3, 0.2, 400)
-    true = call()
+def test_a_symbolic_link_is_not_followed(on, tmp_path_factory):
+    true = _pilot()
     (path,) = _files(on)
-    path.write_text("{not json")
-    assert call() == true
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "value.json"
     stored = json.loads(path.read_text())
-    stored["key"] = "spd_gaussian_acceptance(i4, ...)"  # another key hashed to the same name
-    stored["value"] = {"f": (0.5).hex()}
-    path.write_text(json.dumps(stored))
-    assert call() == true
+    stored["value"] = {"f": (0.123).hex()}
+    elsewhere.write_text(json.dumps(stored))
+    os.chmod(elsewhere, 0o600)
+    path.unlink()
+    path.symlink_to(elsewhere)
+    assert _pilot() == true
 
 
-def test_an_unwritable_directory_changes_nothing(tmp_path, monkeypatch):
+def test_a_damaged_foreign_or_ill_formed_file_is_recomputed(on):
+    true = _pilot()
+    (path,) = _files(on)
+    key = json.loads(path.read_text())["key"]
+    for text in ("{not json", "[" * 100_000, json.dumps({"key": key, "value": [1, 2]}),
+                 json.dumps({"key": key, "value": {"f": (1.5).hex()}}),  # not a probability
+                 json.dumps({"key": "spd_gaussian_acceptance(i4)", "value": {"f": (0.5).hex()}})):  # another key
+        path.write_text(text)
+        assert _pilot() == true
+
+
+def test_an_unusable_place_changes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, "off")
+    true = _pilot()
     target = tmp_path / "file"
     target.write_text("")
     monkeypatch.setenv(CACHE_ENV, str(target))  # a file where the directory should be
-    assert spd_sampler.spd_gaussian_acceptance.__wrapped__(3, 0.2, 400) > 0
+    assert _pilot() == true
+    monkeypatch.delenv(CACHE_ENV)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert cache_directory() is None
+    assert _pilot() == true
+
+
+def test_a_path_with_a_tilde_is_the_users(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv(CACHE_ENV, "~/cache")
+    assert cache_directory() == tmp_path / "cache" / _code_digest()
 
 
 RELEASE = """

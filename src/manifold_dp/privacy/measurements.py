@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._disk_cache import disk_cached
+from .._disk_cache import disk_cached, is_floats
 from .._random import RngLike
 from .._validation import check_delta, check_epsilon, check_positive
 from ..manifolds.base import Manifold
@@ -326,7 +326,7 @@ def riemannian_gaussian(manifold: Manifold, sensitivity: float, epsilon: float, 
 
 
 @lru_cache(maxsize=256)
-@disk_cached("riemannian_gaussian_calibration")
+@disk_cached("riemannian_gaussian_calibration", is_floats(3))
 def _profile_calibration(manifold: Manifold, sensitivity: float, epsilon: float, delta: float) -> tuple[float, float, float]:
     """``(σ, μ, ε_K)`` of the Riemannian Gaussian by its numerical calibration, once per public
     ``(manifold, Δ, ε, δ)``: a release, an audit or ``radius="auto"`` asking again (another

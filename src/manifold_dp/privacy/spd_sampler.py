@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._disk_cache import disk_cached
+from .._disk_cache import disk_cached, is_probability
 from .._random import RngLike, as_generator
 from .._threads import blas_limit
 from .._typing import Array, BoolArray, FloatArray
@@ -335,7 +335,7 @@ def _spd_radius_draw(k: int, sigma: float, rho_max: float, env: _PiecewiseExpone
 
 
 @lru_cache(maxsize=64)
-@disk_cached("spd_sampler_acceptance")
+@disk_cached("spd_sampler_acceptance", is_probability)
 def spd_sampler_acceptance(k: int, sigma: float, rho_max: float = np.inf, trials: int = 4000) -> float:
     """Acceptance of the direction stage of ``sample_spd_log_eigen``, estimated from ``trials``
     proposals with a fixed internal seed. Depends on public parameters only."""
@@ -512,7 +512,7 @@ def _gaussian_matrices(k: int, sigma: float, m: int, rng: np.random.Generator) -
 
 
 @lru_cache(maxsize=64)
-@disk_cached("spd_gaussian_acceptance")
+@disk_cached("spd_gaussian_acceptance", is_probability)
 def spd_gaussian_acceptance(k: int, sigma: float, trials: int = 4000) -> float:
     """Acceptance of the Gaussian's direction stage, from ``trials`` proposals with a fixed
     internal seed: a function of the public ``(k, σ)`` only."""

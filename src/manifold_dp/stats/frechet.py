@@ -555,7 +555,14 @@ def _certified_schedule(manifold: Manifold, radius: float, accuracy: float, n: i
     return CertifiedSchedule(start, gradient_steps, newton_steps, h, H, L, orders)
 
 
-@disk_cached("certified_schedule")
+def _is_schedule(value: Any) -> bool:
+    """The form of ``_schedule_fields``' value (a file holding anything else is ignored)."""
+    return (type(value) is tuple and len(value) == 7 and type(value[0]) is str and type(value[1]) is int
+            and type(value[2]) is int and type(value[3]) is float and type(value[4]) is float
+            and (value[5] is None or type(value[5]) is float) and type(value[6]) is tuple)
+
+
+@disk_cached("certified_schedule", _is_schedule)
 def _schedule_fields(manifold: Manifold, radius: float, accuracy: float, n: int) -> tuple[Any, ...]:
     """``certified_schedule``'s fields, kept in the disk cache (``manifold_dp._disk_cache``): the
     search for the cheapest run is pure Python, about 2 ms per radius on SPD."""
