@@ -121,6 +121,9 @@ class PrivacyCapabilities(ManifoldGeometry):
     round_sphere: bool = False
 
     ambient_dim: int | None = None
+    # how far the projection back moves the point per unit norm of isotropic ambient noise:
+    # √(d/D) (the tangential share) over the embedding's stretch of small distances (chord/ρ → s)
+    ambient_noise_factor: float = 1.0
 
     radius_units: str = "geodesic distance"  # what a radius measures, in the command line's --help
     user_point_shapes: tuple[tuple[int, ...], ...] = ()  # other layouts of one point accepted from users (real landmarks)

@@ -248,6 +248,8 @@ class KendallShape2D(Manifold):
 
     # -- capabilities: the Veronese–Whitney embedding (extrinsic baselines, ``center="auto"``) --
     ambient_dim = property(lambda self: (self.k_landmarks - 1) ** 2)
+    # tangential share √(d/D) of the noise, over the stretch √2 of small distances (chord √2 sin ρ)
+    ambient_noise_factor = property(lambda self: math.sqrt((2 * self.k_landmarks - 4) / (2.0 * (self.k_landmarks - 1) ** 2)))
 
     def to_ambient(self, x: ArrayLike) -> FloatArray:
         """``w w*`` with ``w = H x`` (``H``: Helmert's rows, orthonormal and orthogonal to

@@ -228,6 +228,7 @@ class SO3(Manifold):
 
     # -- capabilities: the embedding of rotation matrices in R^9 (extrinsic baselines) -----------
     ambient_dim = 9
+    ambient_noise_factor = float(np.sqrt(3.0 / 18.0))  # tangential share √(3/9), over the stretch √2 (chord 2√2 sin(ρ/2))
 
     def to_ambient(self, x: ArrayLike) -> FloatArray:
         """``R(q)`` as a row of 9 numbers (Frobenius → Euclidean)."""
