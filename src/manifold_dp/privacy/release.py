@@ -38,6 +38,7 @@ import math
 import os
 import sys
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -534,7 +535,7 @@ def _grid_note(grid: float | None) -> str:
 
 # --- the pipeline: a statistic, planned and drawn ------------------------------------------------
 
-class Statistic:
+class Statistic(ABC):
     """A private statistic on the pipeline: what the stages need to know of it. A statistic is
     one module (``privacy.frechet_mean``, ``privacy.frechet_variance``) defining a subclass, its
     instance, and a public function that calls ``release_statistic``; ``STATISTICS`` lists them.
@@ -553,6 +554,7 @@ class Statistic:
     private_ball: bool = False
     scale_power: float = 1.0
 
+    @abstractmethod
     def stages(self, manifold: Manifold, p: PublicParams, radius: float, epsilon: float,
                round_to: float | str | None, warn: bool = True) -> tuple[Calibration, float | None]:
         """Stage 2 at ``radius`` and ``epsilon``: ``(calibration, output grid)``, or a
@@ -564,6 +566,7 @@ class Statistic:
         and their log mean at the centre (public values only)."""
         return True, True
 
+    @abstractmethod
     def compute(self, manifold: Manifold, p: PublicParams, radius: float, cal: Calibration, records: Any) -> Any:
         """The non-private value the measurement's law is drawn around, from the prepared records
         (stage 4, after the charge). It never leaves the ``Plan``."""
@@ -590,8 +593,11 @@ class Statistic:
         return point
 
     def before_charge(self, manifold: Manifold, p: PublicParams, radius: float) -> None:
-        """Public warnings of a release at a given radius, before the charge (the mean: near ``r*``)."""
+        """Public warnings of a release at a given radius, before the charge (the mean: near ``r*``);
+        none by default."""
+        return None
 
+    @abstractmethod
     def noise_against_room(self, manifold: Manifold, measurement: measurements.Measurement,
                            radius: float) -> tuple[float, float, str, str, str]:
         """``(noise, room, what, where, advice)`` of the "mostly noise" warning
