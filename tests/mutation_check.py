@@ -37,6 +37,15 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
+    "ambient-rounding-unbounded": ("privacy/sensitivity.py",
+                                   "    return 2.0 * r_e / check_n(n) + 2.0 * ambient_float_error(manifold, n=n, radius=radius, center=c)",
+                                   "    return 2.0 * manifold.ambient_radius(c, radius) / check_n(n)",
+                                   "the ambient sensitivity without the clip's and the mean's rounding (tiny radii: ε unbounded)"),
+    "release-float-errors-raise": ("privacy/release.py", "        with np.errstate(all=\"ignore\"):\n            return function(*args, **kwargs)",
+                                   "        return function(*args, **kwargs)",
+                                   "a caller's np.seterr turns one record's underflow into an exception or a warning"),
+    "kendall-preshape-unscaled": ("manifolds/kendall.py", "            w: Array = np.ldexp(z.real, -exponent) + 1j * np.ldexp(z.imag, -exponent)\n",
+                                  "            w: Array = z\n", "landmarks near float64's end lose their shape (replaced as invalid)"),
     "kendall-chord-halved": ("manifolds/kendall.py",
                              "return float(math.sqrt(2.0) * math.sin(min(float(radius), math.pi / 2.0)))",
                              "return float(0.5 * math.sqrt(2.0) * math.sin(min(float(radius), math.pi / 2.0)))",

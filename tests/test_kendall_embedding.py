@@ -76,3 +76,106 @@ def test_the_planners_ambient_noise_factor_is_what_the_projection_does(space):
     noise = rng.normal(0.0, sigma, size=(400, space.ambient_dim))
     moved = np.median(space.dist(space.from_ambient(mean), space.from_ambient(mean + noise)))
     assert moved / (sigma * math.sqrt(space.ambient_dim)) == pytest.approx(space.ambient_noise_factor, rel=0.2)
+
+
+def _ambient_spaces():
+    from manifold_dp.manifolds import REGISTRY
+
+    return [cls.examples()[0] for cls in REGISTRY.values() if cls.examples()[0].ambient_dim is not None]
+
+
+@pytest.mark.parametrize("radius", [1e-16, 1e-14, 1e-12, 1e-6, 0.05])
+@pytest.mark.parametrize("space", _ambient_spaces(), ids=repr)
+def test_the_ambient_sensitivity_covers_the_computed_means_rounding(space, radius, monkeypatch):
+    """``Δ_E`` bounds the distance between the *computed* embedded means of neighbouring
+    datasets (captured where the release adds its noise), whose rounding does not shrink with the
+    radius: a record on the boundary either way, one far outside (clipped), one given as another
+    representative of the same point (a turned pre-shape, ``−q``)."""
+    import warnings
+
+    from manifold_dp.privacy import mechanisms
+
+    seen = []
+    draw = mechanisms.AmbientNoise.sample
+    monkeypatch.setattr(mechanisms.AmbientNoise, "sample",
+                        lambda self, z, size=None, *, rng=None: (seen.append(np.array(z, float)), draw(self, z, size, rng=rng))[1])
+    rng = np.random.default_rng(11)
+    c = space.random_point(space.origin, 1.0 if space.dim > 1 else 0.3, rng=rng)
+    worst = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(25):
+            u = space.random_unit_tangent(c, rng=rng)
+            records = [space.exp(c, sign * f * radius * u) for sign in (1, -1) for f in (1.0, 50.0)]
+            records += [space.random_point(c, 1.0, rng=rng) if space.dim > 1 else space.exp(c, 3.0 * u)]
+            if np.iscomplexobj(c):
+                records.append(c * np.exp(1j * rng.uniform(0, 2 * np.pi)))  # the centre, turned
+            elif isinstance(space, SO3):
+                records.append(-c)  # the centre's other quaternion
+            means, bound = [], None
+            for x in records:
+                seen.clear()
+                rel = private_frechet_mean(np.stack([x, c]), space, center=c, radius=radius, epsilon=1.0,
+                                           mechanism="ambient_laplace", rng=0)
+                means.append(seen[-1])
+                bound = rel.certificate.sensitivity
+            Z = np.array(means)
+            worst = max(worst, float(np.max(np.linalg.norm(Z[:, None] - Z[None], axis=-1))) / bound)
+    assert worst <= 1.0
+
+
+def test_a_callers_numpy_error_setting_changes_nothing():
+    """``np.errstate(under="raise")`` (or ``"warn"``) around a release: a record whose embedding
+    underflows must neither raise nor warn where its neighbour does not (releases run under
+    ``np.errstate(all="ignore")``)."""
+    import warnings
+
+    M = KendallShape2D(4)
+    s = 2**-0.5
+    c = np.array([0, 0, s, -s], complex)
+    rest = M.random_point(c, 0.2, size=4, rng=0)
+    for mode in ("raise", "warn"):
+        for mech, delta in (("ambient_laplace", None), ("ambient_gaussian", 1e-6), ("laplace", None)):
+            outcomes = []
+            for first in (np.array([1e-200, 0, s, -s], complex), c):
+                with warnings.catch_warnings(record=True) as caught, np.errstate(under=mode):
+                    warnings.simplefilter("always")
+                    rel = private_frechet_mean(np.vstack([first[None], rest]), M, center=c, radius=0.3, epsilon=1.0,
+                                               delta=delta, mechanism=mech, rng=0)
+                outcomes.append(sorted(str(w.category.__name__) for w in caught if issubclass(w.category, RuntimeWarning)))
+                assert rel.value.shape == (4,)
+            assert outcomes[0] == outcomes[1] == []
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1.0, 1e200, 1e300])
+def test_landmarks_at_any_scale_keep_their_shape(scale):
+    """Real landmarks near float64's end are shapes like any other (scaled by a power of two
+    first), not records to replace; and no overflow warning."""
+    import warnings
+
+    M = KendallShape2D(4)
+    shape = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.3, 0.7]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = M.preshape(shape * scale)
+    assert np.all(np.isfinite(x)) and float(M.dist(x, M.preshape(shape))) < 1e-15
+
+
+def test_the_embedding_rounds_within_its_contract():
+    """``to_ambient`` within ``(4D + 64)·2⁻⁵³·‖φ‖`` of the exact ``w w*`` (computed in extended
+    precision), as ``ambient_float_error`` budgets."""
+    from scipy.linalg import helmert
+
+    for k in (3, 5, 18, 40):
+        M = KendallShape2D(k)
+        x = M.random_point(M.origin, 1.2, size=300, rng=np.random.default_rng(k))
+        H = helmert(k).astype(np.longdouble)
+        xr, xi = x.real.astype(np.longdouble), x.imag.astype(np.longdouble)
+        wr, wi = xr @ H.T, xi @ H.T
+        re = wr[:, :, None] * wr[:, None, :] + wi[:, :, None] * wi[:, None, :]
+        im = wi[:, :, None] * wr[:, None, :] - wr[:, :, None] * wi[:, None, :]
+        iu = np.triu_indices(k - 1, 1)
+        exact = np.concatenate([np.diagonal(re, axis1=1, axis2=2), np.sqrt(np.longdouble(2)) * re[:, iu[0], iu[1]],
+                                np.sqrt(np.longdouble(2)) * im[:, iu[0], iu[1]]], axis=-1)
+        err = np.sqrt(np.sum((M.to_ambient(x).astype(np.longdouble) - exact) ** 2, axis=-1)).astype(float)
+        assert np.all(err <= (4 * M.ambient_dim + 64) * 2.0**-53)

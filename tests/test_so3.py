@@ -195,7 +195,8 @@ def test_ambient_radius_is_the_chord_of_the_rotation_matrices(r):
     assert math.isclose(M.ambient_radius(c, r), 2 * math.sqrt(2) * math.sin(r / 2), rel_tol=1e-15)
     X = M.random_point(c, r, size=40, rng=rng)
     rel = private_frechet_mean(X, M, center=c, radius=r, epsilon=1.0, mechanism="ambient_laplace", rng=1)
-    assert math.isclose(rel.certificate.sensitivity, 2 * 2 * math.sqrt(2) * math.sin(r / 2) / 40, rel_tol=1e-12)
+    chord_part = 2 * 2 * math.sqrt(2) * math.sin(r / 2) / 40  # plus the clip's and the mean's rounding
+    assert chord_part < rel.certificate.sensitivity <= chord_part * (1 + 1e-9)
     assert np.allclose(M.dist(M.from_ambient(M.to_ambient(X)), X), 0.0, atol=1e-7)
 
 

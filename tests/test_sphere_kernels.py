@@ -36,10 +36,11 @@ EPS = np.finfo(float).eps
 @pytest.fixture(autouse=True)
 def compiled_on_small_blocks(monkeypatch):
     """The compiled passes run from ``COMPILED_MIN_RECORDS`` records per block on, once a release of
-    ``COMPILED_LOAD_RECORDS`` has loaded them: here from one record (the thresholds themselves:
-    ``test_a_small_release_never_imports_numba_and_a_large_one_does``)."""
+    ``COMPILED_LOAD_RECORDS`` has loaded them: here from one record, and loaded before each test
+    (the thresholds themselves: ``test_a_small_release_never_imports_numba_and_a_large_one_does``)."""
     monkeypatch.setattr(sphere_module, "COMPILED_MIN_RECORDS", 1)
     monkeypatch.setattr(sphere_module, "COMPILED_LOAD_RECORDS", 1)
+    sphere_kernels.kernels()  # loaded here, whichever test of the file a worker runs first
 
 
 @pytest.fixture

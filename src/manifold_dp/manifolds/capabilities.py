@@ -22,7 +22,9 @@ the members it brings:
   constant of the unit sphere at ``r√κ`` bounds ``‖log_m x − log_m y‖/(2r)`` on its balls
   (``privacy.sensitivity.spread_bound``);
 - ``ambient_dim`` with ``to_ambient``/``from_ambient``/``ambient_radius``: a Euclidean embedding
-  for the extrinsic baselines (``None`` when there is none);
+  for the extrinsic baselines (``None`` when there is none); ``to_ambient`` must round each point
+  within ``(4D + 64)·2⁻⁵³·‖φ‖`` of its exact embedding (a few products per coordinate), which the
+  ambient sensitivity budgets (``privacy.sensitivity.ambient_float_error``);
 - ``assumption_radius``: ``r*`` of Assumption 1;
 - ``enclosing_lift``: a lift of the records to a sphere for the smallest enclosing ball;
 - representation: ``canonical`` (public representative of an equivalence class), ``as_points`` /

@@ -134,12 +134,17 @@ class KendallShape2D(Manifold):
         return z[..., 0].astype(float) + 1j * z[..., 1].astype(float)
 
     def preshape(self, z: ArrayLike) -> Array:
-        """Centre and scale configurations to pre-shapes. Degenerate ones become NaN."""
+        """Centre and scale configurations to pre-shapes. Degenerate ones become NaN. Each
+        configuration is first scaled by a power of two (exact) to coordinates below 1, so that
+        configurations near float64's end (1e200, 1e-160) keep their shape."""
         z = self.to_complex(z)
-        z = z - z.mean(axis=-1, keepdims=True)
-        nrm = np.linalg.norm(z, axis=-1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(nrm > 0, z / np.where(nrm > 0, nrm, 1.0), np.nan)
+        with np.errstate(all="ignore"):
+            top = np.max(np.maximum(np.abs(z.real), np.abs(z.imag)), axis=-1, keepdims=True)
+            exponent = np.frexp(np.where(np.isfinite(top) & (top > 0), top, 1.0))[1]
+            w: Array = np.ldexp(z.real, -exponent) + 1j * np.ldexp(z.imag, -exponent)
+            w = w - w.mean(axis=-1, keepdims=True)
+            nrm = np.linalg.norm(w, axis=-1, keepdims=True)
+            return np.where(nrm > 0, w / np.where(nrm > 0, nrm, 1.0), np.nan)
 
     def to_landmarks(self, x: ArrayLike) -> FloatArray:
         """Complex ``(..., k)`` → real ``(..., k, 2)``."""

@@ -70,8 +70,9 @@ def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radi
     footing = dict(epsilon=epsilon, delta=delta, calibration=calibration, center=center, radius=radius, restrict=restrict)
     if spec.perturbs == "ambient_mean":
         sens = ambient_sensitivity(manifold, n=n, radius=radius, center=center)
-        return Calibration(spec.measure(manifold, sens, **footing), 0.0, "ambient ball radius r_E (2021 Prop. 1 / chord)",
-                           "exact Euclidean mean of the embedded records")
+        return Calibration(spec.measure(manifold, sens, **footing), 0.0,
+                           "ambient ball radius r_E (2021 Prop. 1 / chord) and the float64 mean's rounding",
+                           "Euclidean mean of the embedded records in float64, its rounding in Δ_E")
     kind = "kng" if spec.perturbs == "gradient_field" else "laplace"
     sens, accuracy = mean_sensitivity(manifold, kind, n=n, center=center, radius=radius, bound=bound)
     meas = spec.measure(manifold, sens, **footing)

@@ -19,7 +19,8 @@ from .._validation import check_n, check_radius
 from ..manifolds.base import Manifold
 from ..stats.frechet import hessian_lower_bound as hessian_lower_bound  # re-exported: the privacy API names it
 
-__all__ = ["log_lipschitz", "spread_bound", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity"]
+__all__ = ["log_lipschitz", "spread_bound", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity",
+           "ambient_float_error", "ambient_sum_rows"]
 
 BOUNDS = ("tight", "rauch", "paper")
 # the computer-assisted proof's table (experiments/sphere_spread.py): proven upper bounds C_j on the spread constant of
@@ -199,6 +200,51 @@ def ambient_radius(manifold: Manifold, radius: float, center: ArrayLike | None =
     return manifold.ambient_radius(manifold.origin if center is None else np.asarray(center), radius)
 
 
+AMBIENT_EMBEDDING_ROUNDING = 64  # to_ambient's contract: each coordinate vector rounds within (4D + 64)·2⁻⁵³·A
+AMBIENT_TREE_DEPTH = 64  # the Dask blocks' sums are added in a balanced tree of depth ≤ 64
+
+
+def ambient_sum_rows(n: int) -> int:
+    """Rows per sub-block of the ambient mean's sum (``release.ambient_mean``): ``⌈√n⌉``, so
+    that the rounding bound ``γ_(rows + ⌈n/rows⌉ + 64)`` grows like ``2√n``, not ``n``."""
+    return max(1, math.isqrt(max(int(n) - 1, 0)) + 1)
+
+
+def ambient_float_error(manifold: Manifold, *, n: int, radius: float, center: ArrayLike | None = None) -> float:
+    """``η``: a public bound on how far the float64 mean of the embedded records
+    (``release.ambient_mean``) lies from the exact mean of the exact embeddings, for any records
+    in the ball. With ``A = ‖φ(center)‖ + r_E`` a bound on every ``‖φ(x)‖`` (``r_E`` at the radius
+    widened by the clip's rounding) and ``D`` the ambient dimension: each embedding rounds within
+    ``(4D + 64)·2⁻⁵³·A`` (``to_ambient``'s contract: a few products per coordinate), and the sum of
+    ``n`` of them — in sub-blocks of ``B = ambient_sum_rows(n)`` rows, the sub-blocks' sums, then
+    the blocks' in a tree of depth ``≤ 64`` — within ``γ_(B + ⌈n/B⌉ + 64)·Σ‖φ_i‖ ≤ …·nA``, any
+    order of addition inside each stage (Higham 2002, §4.2); the division by ``n`` adds one
+    rounding. Hence ``η = (B + ⌈n/B⌉ + 4D + 130)·(2⁻⁵²·A + 2⁻¹⁰⁷⁴)`` (``2⁻⁵²``: twice the unit
+    roundoff, which absorbs the ``1/(1 − kε)`` of ``γ_k`` and the products of errors; ``2⁻¹⁰⁷⁴``:
+    a rounding among subnormal numbers is absolute)."""
+    n = check_n(n)
+    c = manifold.origin if center is None else np.asarray(center)
+    r_e = manifold.ambient_radius(c, _widened(manifold, c, check_radius(manifold, radius)))
+    rows = ambient_sum_rows(n)
+    dim = int(manifold.ambient_dim or 0)
+    a = float(np.linalg.norm(manifold.to_ambient(c))) + r_e
+    terms = rows + -(-n // rows) + 4 * dim + AMBIENT_EMBEDDING_ROUNDING + AMBIENT_TREE_DEPTH + 2
+    return float(terms * (2.0**-52 * a + 2.0**-1074))
+
+
+def _widened(manifold: Manifold, center: ArrayLike, radius: float) -> float:
+    """The radius a clipped record can reach: ``r`` plus the clip's rounding (``float_error``)."""
+    return float(radius * (1.0 + 2.0**-40) + manifold.float_error(np.asarray(center), radius))
+
+
 def ambient_sensitivity(manifold: Manifold, *, n: int, radius: float, center: ArrayLike | None = None) -> float:
-    """``Δ_E = 2 r_E / n``: sensitivity of the Euclidean mean of the embedded records."""
-    return 2.0 * ambient_radius(manifold, check_radius(manifold, radius), center) / check_n(n)
+    """``Δ_E = 2 r_E/n + 2η``: sensitivity of the computed (float64) Euclidean mean of the
+    embedded records, ``r_E`` the ambient radius of the ball widened by the clip's rounding and
+    ``η`` the mean's rounding (``ambient_float_error``): ``2r_E/n`` between the exact means of two
+    neighbouring datasets, ``η`` between each exact mean and its computed value."""
+    radius = check_radius(manifold, radius)
+    c = manifold.origin if center is None else np.asarray(center)
+    if manifold.ambient_dim is None:
+        raise ValueError(f"no ambient (extrinsic) baseline is defined for {manifold!r}")
+    r_e = manifold.ambient_radius(c, _widened(manifold, c, radius))
+    return 2.0 * r_e / check_n(n) + 2.0 * ambient_float_error(manifold, n=n, radius=radius, center=c)
