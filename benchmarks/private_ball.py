@@ -4,7 +4,9 @@
     python benchmarks/private_ball.py --quick    # n = 300, ε = 1, 5 seeds
     python benchmarks/private_ball.py --figure docs/private_ball_ratio.png   # and the figure
     python benchmarks/private_ball.py --real     # the data sets that ship offline (experiments/_offline_data.py):
-                                                 # world cities, fMRI connectomes, the karate club's hyperbolic embedding
+                                                 # world cities, fMRI connectomes, the karate club's hyperbolic embedding;
+                                                 # with ktch installed (the experiments extra), mosquito wings and
+                                                 # trilobite cephala (Kendall shapes)
 
 Synthetic data: a cluster (``random_point`` of the space, spread ``s``) around a centre drawn at a
 fixed distance from the origin, in a random direction (S², S⁹⁹, SPD-AI(5), SPD-LE(16), H¹⁰, Kendall
@@ -139,6 +141,15 @@ def _real_sets():
     karate, reason3 = offline.load_karate_embedding()
     if karate is not None:
         sets["karate club embedding (H²)"] = (Hyperbolic(2), karate)
+    try:  # landmark shapes shipped by ktch (the experiments extra)
+        from manifold_dp.experiments.s22_kendall import load
+
+        for name in ("mosquito wings", "trilobite cephala"):
+            M, coords = load(name)
+            X = M.preshape(coords)
+            sets[f"{name} (Kendall({M.k_landmarks}))"] = (M, X[np.all(np.isfinite(X), axis=1)])
+    except ImportError:
+        pass
     if not sets:
         print(f"no offline data: {reason}; {reason2}; {reason3}", file=sys.stderr)
     return sets
@@ -147,18 +158,26 @@ def _real_sets():
 def one_real_case(args):
     """Median error of center="auto" on one offline data set at one ε, and the data's spread."""
     from manifold_dp import private_frechet_mean
+    from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS
 
-    name, eps, seeds = args
+    name, eps, seeds, mechanism, delta = args
     M, X = _real_sets()[name]
     mean = _reference_mean(M, X, X[0])
     spread = float(np.median(M.dist(mean, X)))
+    options = {}
+    if mechanism != "laplace":  # as the synthetic table: the oracle ball's choice (true mean, 0.9-quantile radius)
+        chosen = _mechanism_for(M, mechanism, len(X), eps, delta, mean,
+                                min(float(np.quantile(M.dist(mean, X), 0.9)), 0.99 * M.assumption_radius))
+        if chosen is None:
+            return name, len(X), eps, float("nan"), float("nan"), spread
+        options = {"mechanism": chosen, "delta": delta if chosen in GAUSSIAN_MECHANISMS else None}
     errs, origin = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for s in range(seeds):
-            rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=eps, rng=s)
+            rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=eps, rng=s, **options)
             errs.append(float(M.dist(mean, rel.point)))
-            rel = private_frechet_mean(X, M, center=M.origin, radius="auto", epsilon=eps, rng=s)
+            rel = private_frechet_mean(X, M, center=M.origin, radius="auto", epsilon=eps, rng=s, **options)
             origin.append(float(M.dist(mean, rel.point)))
     return name, len(X), eps, float(np.median(errs)), float(np.median(origin)), spread
 
@@ -186,7 +205,8 @@ def main(argv=None):
         figure(_read_table(a.from_table), a.figure or "private_ball_ratio.png", title)
         return 0
     if a.real:
-        cases = [(name, eps, a.seeds or 15) for name in _real_sets() for eps in (a.eps or (0.5, 1.0, 2.0))]
+        cases = [(name, eps, a.seeds or 15, a.mechanism, a.delta) for name in _real_sets()
+                 for eps in (a.eps or (0.5, 1.0, 2.0))]
         with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
             rows = list(pool.map(one_real_case, cases))
         lines = ["| data | n | ε | median error, `center=\"auto\"` | median error, public origin + `radius=\"auto\"` | "
