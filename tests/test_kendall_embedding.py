@@ -179,3 +179,35 @@ def test_the_embedding_rounds_within_its_contract():
                                 np.sqrt(np.longdouble(2)) * im[:, iu[0], iu[1]]], axis=-1)
         err = np.sqrt(np.sum((M.to_ambient(x).astype(np.longdouble) - exact) ** 2, axis=-1)).astype(float)
         assert np.all(err <= (4 * M.ambient_dim + 64) * 2.0**-53)
+
+
+def test_tangent_pca_and_plans_ignore_a_callers_numpy_error_setting():
+    """Tangent PCA, and plans drawn later (``Plan.draw``, a private ball's or radius's
+    ``release``), run under ``np.errstate(all="ignore")`` as the releases do."""
+    from manifold_dp import Sphere
+    from manifold_dp.privacy.frechet_mean import plan_release
+    from manifold_dp.privacy.tangent_pca import private_tangent_pca
+
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.3, size=200, rng=1)
+    with np.errstate(all="raise"):
+        private_tangent_pca(X, S, center=S.origin, radius=0.5, epsilon=1.0, delta=1e-6, n_components=1, rng=2)
+        for kw in (dict(center=S.origin, radius=0.5), dict(center=S.origin, radius="auto"), dict(center="auto")):
+            plan = plan_release(X, S, epsilon=1.0, delta=1e-6, mechanism="ambient_gaussian", **kw)
+            (plan.release if hasattr(plan, "release") else plan.draw)(rng=3)
+
+
+def test_the_private_balls_first_stage_budgets_its_sums_rounding():
+    """The first stage's ``Δ`` covers the rounding of its computed mean: all records at one point
+    and one at the antipode (the sum's rounding is largest when every term is alike)."""
+    from manifold_dp import Sphere
+    from manifold_dp.privacy.ball_first_stage import first_stage
+
+    worst = 0.0
+    for n in range(3, 3000, 7):
+        stage = first_stage(Sphere(1), n, 1.0)
+        X = np.tile([1.0, 0.0], (n, 1))
+        Y = X.copy()
+        Y[0] = [-1.0, 0.0]
+        worst = max(worst, float(np.linalg.norm(stage.statistic(X) - stage.statistic(Y))) / stage.sensitivity)
+    assert worst <= 1.0

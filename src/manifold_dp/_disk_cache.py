@@ -6,7 +6,9 @@ privacy-profile quadrature, μ-GDP on a grid of ε: about 0.3 s on SPD-AI(10)), 
 samplers' acceptance pilots and the certified optimisation schedules (``radius="auto"`` needs them
 at every candidate radius). ``disk_cached`` keeps them in files, keyed by the function, its
 arguments and a digest of the package's source code, numpy's and scipy's versions, Python's
-version and the machine type, so a changed library never reads another's values. Values are
+version and the machine type, so a changed library never reads another's values (another machine
+of the same type sharing the home directory, with another BLAS, may: its values are as valid a
+calibration for the same public parameters, and releases the same law). Values are
 stored exactly (floats as ``float.hex``): a process that reads them releases the same bits as one
 that computed them.
 
@@ -75,7 +77,8 @@ def cache_directory() -> Path | None:
         if setting:
             base = Path(setting).expanduser()
         else:
-            base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "manifold_dp"
+            xdg = os.environ.get("XDG_CACHE_HOME", "")
+            base = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "manifold_dp"  # a relative one is ignored
         return base / _code_digest()
     except (OSError, RuntimeError, ValueError):  # no home directory, an unreadable source file
         return None
@@ -165,7 +168,7 @@ def _directory(levels: list[str], base: Path, create: bool) -> Iterator[int]:
 def _read(root: Path, name: str, file: str, key: str, valid: Callable[[Any], bool]) -> tuple[bool, Any]:
     try:
         with _directory([root.name, name], root.parent, create=False) as leaf:
-            fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=leaf)
+            fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=leaf)  # a FIFO never blocks
             with os.fdopen(fd, "r", encoding="utf-8") as handle:
                 if not _private(handle.fileno(), stat.S_IFREG):
                     return False, None

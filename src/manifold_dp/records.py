@@ -10,7 +10,7 @@ task prepares its block on the worker before the pass reads it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ._typing import Array, FloatArray
 if TYPE_CHECKING:
     from .manifolds.base import Manifold
 
-__all__ = ["is_dask", "Records", "PreparedBlocks", "block_weights"]
+__all__ = ["is_dask", "Records", "PreparedBlocks", "block_weights", "sum_rows", "pairwise_sum"]
 
 CHUNK = 1 << 17  # records per in-memory block: bounds the temporary memory of one pass
 
@@ -120,3 +120,24 @@ class PreparedBlocks(Records):
 
 def block_weights(block: Array, w: FloatArray | None, n: int) -> FloatArray:
     return np.full(len(block), 1.0 / n) if w is None else w
+
+
+def sum_rows(phi: FloatArray, rows: int) -> FloatArray:
+    """``Σ_i φ_i`` in sub-blocks of ``rows`` rows: any order of summation within a sub-block and
+    across them errs by at most ``γ_(rows − 1)`` and ``γ_(⌈n/rows⌉ − 1)`` of ``Σ|φ_i|`` (Higham 2002,
+    §4.2)."""
+    phi = np.asarray(phi, float)
+    full = len(phi) // rows * rows
+    parts = [phi[:full].reshape(-1, rows, phi.shape[-1]).sum(axis=1)] if full else []
+    if full < len(phi):
+        parts.append(phi[full:].sum(axis=0, keepdims=True))
+    if not parts:
+        return np.zeros(phi.shape[-1])
+    return cast(FloatArray, np.concatenate(parts).sum(axis=0))
+
+
+def pairwise_sum(parts: list[FloatArray]) -> FloatArray:
+    """A balanced tree of additions over ``parts`` (depth ``⌈log2 len⌉``)."""
+    while len(parts) > 1:
+        parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+    return parts[0]

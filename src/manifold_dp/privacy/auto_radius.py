@@ -26,7 +26,7 @@ from . import gdp
 from . import radius_selection as _selection
 from .accounting import pure_dp_event
 from .certificate import RadiusSelection
-from .public import PublicParams
+from .public import PublicParams, ignoring_float_errors
 from .radius_selection import AutoRadius
 from .release import (
     Calibration,
@@ -216,6 +216,7 @@ class AutoPlan:
             self._plans[index] = self._build(self.candidates[index], cal, grid)
         return self._plans[index]
 
+    @ignoring_float_errors
     def draw(self, size: int | None = None, *, rng: RngLike = None) -> tuple[Any, Any]:
         index: Any
         rng = as_generator(rng)
@@ -241,6 +242,7 @@ class AutoPlan:
             composition=(f"basic composition (sequential): epsilon = {self.selection_epsilon:g} (radius, pure ε) + "
                          f"{release:g} (release at that radius)" + (f"; delta = {delta:g}, the release's" if delta else "")))
 
+    @ignoring_float_errors
     def release(self, *, rng: RngLike = None) -> PrivateRelease:
         """One private release: the radius, then the statistic at it (a ``PrivateRelease``
         whose certificate carries both parts)."""

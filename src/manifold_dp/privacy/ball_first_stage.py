@@ -42,7 +42,9 @@ from ..manifolds import SO3, Euclidean, Hyperbolic, KendallShape2D, Sphere
 from ..manifolds.base import Manifold
 from ..manifolds.matrix import expm_sym, invvecd, logm_spd, vecd
 from ..manifolds.spd import _SPD
+from ..records import pairwise_sum, sum_rows
 from .measurements import gaussian_scale, pure_scale
+from .sensitivity import ambient_sum_rows, mean_rounding
 
 _T = TypeVar("_T")
 
@@ -315,15 +317,17 @@ class FirstStage:
     rule = property(lambda self: self._stage.rule(self.manifold, self.bound))
 
     def statistic(self, points: Array) -> FloatArray:
-        """``T(D) = (1/n) Σ φ(x_i)`` of the sanitised records (in memory, block by block)."""
-        total = np.zeros(self.dimension)
+        """``T(D) = (1/n) Σ φ(x_i)`` of the sanitised records (in memory, block by block), summed
+        as ``sensitivity.mean_rounding`` bounds its rounding (which ``sensitivity`` includes)."""
+        parts, rows_per_sum = [], ambient_sum_rows(self.n)
         for start in range(0, len(points), FIRST_STAGE_BLOCK):
             with np.errstate(all="ignore"):
                 rows = self._stage.rows(self.manifold, points[start:start + FIRST_STAGE_BLOCK], self.bound)
                 # a row float64 could not compute (a valid but nearly singular SPD record) counts as φ = 0, which keeps
                 # every sensitivity bound (‖φ(x) − 0‖ ≤ R, 1, B); the same operations for every row
-                total += np.sum(np.where(np.all(np.isfinite(rows), axis=-1, keepdims=True), rows, 0.0), axis=0)
-        return total / self.n
+                parts.append(sum_rows(np.where(np.all(np.isfinite(rows), axis=-1, keepdims=True), rows, 0.0),
+                                      rows_per_sum))
+        return (pairwise_sum(parts) if parts else np.zeros(self.dimension)) / self.n
 
     def noisy(self, statistic: FloatArray, rng: np.random.Generator) -> FloatArray:
         """``T + noise``, snapped to the public grid ``2^-20·σ`` (the mechanism's output)."""
@@ -421,7 +425,9 @@ def first_stage(manifold: Manifold, n: int, epsilon: float, delta: float | None 
         if np.isfinite(manifold.max_reach) and not bound < manifold.max_reach:
             raise ValueError(f"AutoCenter.bound must be < {manifold.max_reach:g} on {manifold!r} (the float64 reach "
                              f"from e0), got {bound!r}")
-    sens = stage.sensitivity(manifold, n, bound)
+    exact = stage.sensitivity(manifold, n, bound)
+    # the computed T: every row has norm ≤ nΔ (R, 1, 1, B√k, B, within rounding), its sum's rounding is mean_rounding
+    sens = exact * (1.0 + 2.0**-40) + 2.0 * mean_rounding(n, stage.dimension(manifold), n * exact * (1.0 + 2.0**-40))
     if delta:
         return FirstStage(manifold, n, bound, float(epsilon), float(delta), "gaussian", sens,
                           gaussian_scale(sens, epsilon, delta, calibration))

@@ -9,7 +9,9 @@ where ``x̃_i`` is the record as the release prepares it at ``(c, R)`` (non-fini
 records replaced by ``c``, the rest clipped into ``B_R(c)``: ``release.prepare_records``) and
 ``clip_R`` is the projection onto the Euclidean ball of radius ``R`` (a guard on the float64
 rounding of the logs). Every row has norm ``≤ R``, so under replace-one neighbours
-``‖T(D) − T(D')‖ ≤ 2R/n``, with no assumption on curvature, ``r*`` or the records. ``T`` is released
+``‖T(D) − T(D')‖ ≤ 2R/n``, with no assumption on curvature, ``r*`` or the records, and the computed
+mean adds at most twice its rounding (``sensitivity.mean_rounding``; the rows are clipped after they
+are computed, so their own rounding does not count). ``T`` is released
 with the ℓ2 K-norm mechanism (density ``∝ exp(−‖z − T‖/σ)``, ``σ = 2R/(nε)``; ε-DP, Hardt & Talwar
 2010, as the first stage), snapped to the public grid ``2^⌈log₂(2^−20 σ)⌉``, and mapped to the point
 ``exp_c(z)`` (post-processing). Unlike a Fréchet-mean release at ``(c, R)`` its sensitivity has no
@@ -25,8 +27,10 @@ import numpy as np
 
 from .._typing import Array, FloatArray
 from ..manifolds.base import Manifold
+from ..records import pairwise_sum, sum_rows
 from .ball_first_stage import FIRST_STAGE_BLOCK, _clip_rows, l2_laplace_noise, snapped
 from .measurements import pure_scale
+from .sensitivity import ambient_sum_rows, mean_rounding
 
 __all__ = ["ROUND_GRAIN", "round_sensitivity", "round_scale", "clipped_log_mean", "noisy_statistic", "tangent_round"]
 
@@ -34,8 +38,9 @@ ROUND_GRAIN = 2.0**-40  # rows are clipped to R·(1 − 2^-40) so that the compu
 
 
 def round_sensitivity(n: int, radius: float) -> float:
-    """``2R/n``: replace-one sensitivity of the mean of ``n`` rows of norm ``≤ R``."""
-    return 2.0 * float(radius) / int(n)
+    """``2R/n`` plus twice the rounding of the computed mean (``sensitivity.mean_rounding``):
+    replace-one sensitivity of the computed mean of ``n`` rows of norm ``≤ R``."""
+    return 2.0 * float(radius) / int(n) + 2.0 * mean_rounding(int(n), 0, float(radius))
 
 
 def clipped_log_mean(manifold: Manifold, X: object, center: Array, radius: float, n: int) -> FloatArray:
@@ -46,15 +51,15 @@ def clipped_log_mean(manifold: Manifold, X: object, center: Array, radius: float
 
     records, _ = prepare_records(manifold, cast(np.ndarray, X), center, radius, keep=True, log_mean=False)
     points = np.asarray(records)
-    total = np.zeros(manifold.dim)
+    parts, rows_per_sum = [], ambient_sum_rows(n)
     bound = float(radius) * (1.0 - ROUND_GRAIN)
     for start in range(0, len(points), FIRST_STAGE_BLOCK):
         with np.errstate(all="ignore"):
             block = points[start:start + FIRST_STAGE_BLOCK]
             rows = np.asarray(manifold.to_tangent_coordinates(center, manifold.log(center, block)), float)
             rows = _clip_rows(np.where(np.all(np.isfinite(rows), axis=-1, keepdims=True), rows, 0.0), bound)  # 0 keeps it
-        total += np.sum(rows, axis=0)
-    return total / n
+            parts.append(sum_rows(rows, rows_per_sum))
+    return (pairwise_sum(parts) if parts else np.zeros(manifold.dim)) / n
 
 
 def round_scale(n: int, radius: float, epsilon: float) -> float:

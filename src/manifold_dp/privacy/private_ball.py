@@ -45,6 +45,7 @@ from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .ball_refine import round_sensitivity, tangent_round
 from .certificate import BallStage, CenterSelection
+from .public import ignoring_float_errors
 
 if TYPE_CHECKING:
     from .accounting import DpEvent, PrivacyAccountant
@@ -355,6 +356,7 @@ class BallPlan:
     def epsilon(self) -> float:
         return self.public.epsilon
 
+    @ignoring_float_errors
     def draw(self, size: int | None = None, *, rng: RngLike = None) -> Array:
         rng = as_generator(rng)
         if size is None:
@@ -397,6 +399,7 @@ class BallPlan:
         point, acceptance = plan.draw_with_stats(None, rng=rng)
         return point, plan, cal, acceptance
 
+    @ignoring_float_errors
     def release(self, *, rng: RngLike = None) -> PrivateRelease:
         """One private release: centre, ``rounds`` × (radius, re-centre), release."""
         from .release import PrivateRelease

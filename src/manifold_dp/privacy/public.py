@@ -4,9 +4,10 @@ size ``n`` is public), never its values. Errors name the parameter and its publi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 import numpy as np
 
@@ -23,7 +24,10 @@ from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
 from .radius_selection import AutoRadius
 from .sensitivity import BOUNDS
 
-__all__ = ["PublicParams", "check_public", "validate_center", "record_count"]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+__all__ = ["PublicParams", "check_public", "validate_center", "record_count", "ignoring_float_errors"]
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: ``center`` is an array, which has no truth value to compare by
@@ -165,3 +169,14 @@ def _auto_mechanism(manifold: Manifold, *, n: int, center: Array, radius: float 
     return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
 
 
+def ignoring_float_errors(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run a release under ``np.errstate(all="ignore")``: a caller's ``np.seterr`` (``raise`` or
+    ``warn`` on underflow, say) must not turn a rounding event of one record into an exception or a
+    warning — a difference between neighbouring datasets. Every decision of the pipeline is made on
+    values (finite, in the ball), never on numpy's floating-point flags."""
+    @functools.wraps(function)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with np.errstate(all="ignore"):
+            return function(*args, **kwargs)
+
+    return run

@@ -33,16 +33,15 @@ the data are read.
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
 import sys
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -52,7 +51,7 @@ from .._threads import blas_limited
 from .._typing import Array, BoolArray, FloatArray
 from .._validation import check_positive
 from ..manifolds.base import Manifold, finite_rows, select
-from ..records import CHUNK, PreparedBlocks, is_dask
+from ..records import CHUNK, PreparedBlocks, is_dask, pairwise_sum, sum_rows
 from ..stats.frechet import (
     MAX_CERTIFIED_ITERATIONS,
     PreparedRecords,
@@ -65,7 +64,7 @@ from .certificate import Certificate, MechanismSelection
 from .float64_reach import check_ball, check_reach
 from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
-from .public import PublicParams, check_public, record_count, validate_center
+from .public import PublicParams, check_public, ignoring_float_errors, record_count, validate_center
 from .radius_selection import AutoRadius
 from .sensitivity import ambient_sum_rows
 
@@ -473,34 +472,13 @@ def ambient_mean(manifold: Manifold, records: Any) -> FloatArray:
     rows = ambient_sum_rows(len(records) if not isinstance(records, PreparedBlocks) else records.n)
     with np.errstate(all="ignore"):  # bounded values: only underflow can happen, and it must not be observable
         if isinstance(records, PreparedBlocks):
-            return _pairwise_sum(records.map(_blk_ambient_sum, manifold, rows)) / records.n
-        return _sum_rows(manifold.to_ambient(records), rows) / len(records)
+            return pairwise_sum(records.map(_blk_ambient_sum, manifold, rows)) / records.n
+        return sum_rows(manifold.to_ambient(records), rows) / len(records)
 
 
 def _blk_ambient_sum(block: Array, w: Any, n: int, manifold: Manifold, rows: int) -> FloatArray:
     with np.errstate(all="ignore"):
-        return _sum_rows(manifold.to_ambient(block), rows)
-
-
-def _sum_rows(phi: FloatArray, rows: int) -> FloatArray:
-    """``Σ_i φ_i`` in sub-blocks of ``rows`` rows: any order of summation within a sub-block and
-    across them errs by at most ``γ_(rows − 1)`` and ``γ_(⌈n/rows⌉ − 1)`` of ``Σ|φ_i|`` (Higham 2002,
-    §4.2)."""
-    phi = np.asarray(phi, float)
-    full = len(phi) // rows * rows
-    parts = [phi[:full].reshape(-1, rows, phi.shape[-1]).sum(axis=1)] if full else []
-    if full < len(phi):
-        parts.append(phi[full:].sum(axis=0, keepdims=True))
-    if not parts:
-        return np.zeros(phi.shape[-1])
-    return cast(FloatArray, np.concatenate(parts).sum(axis=0))
-
-
-def _pairwise_sum(parts: list[FloatArray]) -> FloatArray:
-    """A balanced tree of additions over ``parts`` (depth ``⌈log2 len⌉``)."""
-    while len(parts) > 1:
-        parts = [parts[i] + parts[i + 1] if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
-    return parts[0]
+        return sum_rows(manifold.to_ambient(block), rows)
 
 
 # --- stage 5: the output's representative and grid ------------------------------------------
@@ -559,23 +537,6 @@ def check_round_to(round_to: float | str | None, grid_auto: float, *, warn: bool
 def _grid_note(grid: float | None) -> str:
     return ("none (raw float64: round_to=None)" if grid is None else
             f"snapped to a public grid of {grid!r} in array coordinates, then projected (post-processing)")
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _float_errors_ignored(function: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Run a release under ``np.errstate(all="ignore")``: a caller's ``np.seterr`` (``raise`` or
-    ``warn`` on underflow, say) must not turn a rounding event of one record into an exception or a
-    warning — a difference between neighbouring datasets. Every decision of the pipeline is made on
-    values (finite, in the ball), never on numpy's floating-point flags."""
-    @functools.wraps(function)
-    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with np.errstate(all="ignore"):
-            return function(*args, **kwargs)
-
-    return run
 
 
 # --- the pipeline: a statistic, planned and drawn ------------------------------------------------
@@ -669,9 +630,11 @@ class Plan:
     mechanism_selection: MechanismSelection | None = field(repr=False)
     _statistic: Any = field(repr=False)
 
+    @ignoring_float_errors
     def draw(self, size: int | tuple[int, ...] | None = None, *, rng: RngLike = None) -> Array:
         return self.draw_with_stats(size, rng=rng)[0]
 
+    @ignoring_float_errors
     def draw_with_stats(self, size: int | tuple[int, ...] | None = None, *,
                         rng: RngLike = None) -> tuple[Array, float | None]:
         """``(releases, acceptance)``; the acceptance is ``None`` where it depends on the data."""
@@ -714,7 +677,7 @@ RADIUS_UNITS = """radius : float, "auto" or AutoRadius
         records only."""
 
 
-@_float_errors_ignored
+@ignoring_float_errors
 def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, center: Any, radius: Any, epsilon: float,
                    delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                    calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
@@ -745,7 +708,7 @@ def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, ce
     return build_plan(statistic, manifold, p, radius, cal, grid, records)
 
 
-@_float_errors_ignored
+@ignoring_float_errors
 def release_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, center: Any, radius: Any,
                       epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                       calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",

@@ -20,7 +20,7 @@ from ..manifolds.base import Manifold
 from ..stats.frechet import hessian_lower_bound as hessian_lower_bound  # re-exported: the privacy API names it
 
 __all__ = ["log_lipschitz", "spread_bound", "frechet_mean_sensitivity", "ambient_radius", "ambient_sensitivity",
-           "ambient_float_error", "ambient_sum_rows"]
+           "ambient_float_error", "ambient_sum_rows", "mean_rounding"]
 
 BOUNDS = ("tight", "rauch", "paper")
 # the computer-assisted proof's table (experiments/sphere_spread.py): proven upper bounds C_j on the spread constant of
@@ -210,26 +210,43 @@ def ambient_sum_rows(n: int) -> int:
     return max(1, math.isqrt(max(int(n) - 1, 0)) + 1)
 
 
+def mean_rounding(n: int, dimension: int, bound: float) -> float:
+    """A public bound on the float64 error of ``(1/n) Σ φ_i`` for vectors of ``R^dimension`` with
+    ``‖φ_i‖ ≤ bound``, each computed within ``(4·dimension + 64)·2⁻⁵³·bound`` of its exact value,
+    summed in sub-blocks of ``B = ambient_sum_rows(n)`` rows (``kernels.arrays.sum_rows``), the
+    sub-blocks' sums, then blocks' sums in a balanced tree of depth ``≤ 64``
+    (``kernels.arrays.pairwise_sum``): any order of addition inside each stage errs within
+    ``γ_(B + ⌈n/B⌉ + 64)·Σ‖φ_i‖ ≤ …·n·bound`` (Higham 2002, §4.2), and the division by ``n`` adds
+    one rounding. Hence ``(B + ⌈n/B⌉ + 4·dimension + 130)·(2⁻⁵²·bound + 2⁻¹⁰⁷⁴)`` (``2⁻⁵²``: twice
+    the unit roundoff, which absorbs the ``1/(1 − kε)`` of ``γ_k`` and the products of errors;
+    ``2⁻¹⁰⁷⁴``: a rounding among subnormal numbers is absolute)."""
+    rows = ambient_sum_rows(n)
+    terms = rows + -(-n // rows) + 4 * dimension + AMBIENT_EMBEDDING_ROUNDING + AMBIENT_TREE_DEPTH + 2
+    return float(terms * (2.0**-52 * bound + 2.0**-1074))
+
+
 def ambient_float_error(manifold: Manifold, *, n: int, radius: float, center: ArrayLike | None = None) -> float:
     """``η``: a public bound on how far the float64 mean of the embedded records
     (``release.ambient_mean``) lies from the exact mean of the exact embeddings, for any records
-    in the ball. With ``A = ‖φ(center)‖ + r_E`` a bound on every ``‖φ(x)‖`` (``r_E`` at the radius
-    widened by the clip's rounding) and ``D`` the ambient dimension: each embedding rounds within
-    ``(4D + 64)·2⁻⁵³·A`` (``to_ambient``'s contract: a few products per coordinate), and the sum of
-    ``n`` of them — in sub-blocks of ``B = ambient_sum_rows(n)`` rows, the sub-blocks' sums, then
-    the blocks' in a tree of depth ``≤ 64`` — within ``γ_(B + ⌈n/B⌉ + 64)·Σ‖φ_i‖ ≤ …·nA``, any
-    order of addition inside each stage (Higham 2002, §4.2); the division by ``n`` adds one
-    rounding. Hence ``η = (B + ⌈n/B⌉ + 4D + 130)·(2⁻⁵²·A + 2⁻¹⁰⁷⁴)`` (``2⁻⁵²``: twice the unit
-    roundoff, which absorbs the ``1/(1 − kε)`` of ``γ_k`` and the products of errors; ``2⁻¹⁰⁷⁴``:
-    a rounding among subnormal numbers is absolute)."""
+    in the ball: ``mean_rounding`` with ``A = ‖φ(center)‖ + r_E`` a bound on every ``‖φ(x)‖``
+    (``r_E`` at the radius widened by the clip's rounding; ``‖φ(center)‖`` taken with the vector
+    scaled by a power of two, so it does not overflow). The per-record term covers
+    ``to_ambient``'s own rounding (its contract) and the clip's rounding of each coordinate beyond
+    the widened radius (a few ulps of ``A`` per coordinate)."""
     n = check_n(n)
     c = manifold.origin if center is None else np.asarray(center)
     r_e = manifold.ambient_radius(c, _widened(manifold, c, check_radius(manifold, radius)))
-    rows = ambient_sum_rows(n)
-    dim = int(manifold.ambient_dim or 0)
-    a = float(np.linalg.norm(manifold.to_ambient(c))) + r_e
-    terms = rows + -(-n // rows) + 4 * dim + AMBIENT_EMBEDDING_ROUNDING + AMBIENT_TREE_DEPTH + 2
-    return float(terms * (2.0**-52 * a + 2.0**-1074))
+    return mean_rounding(n, int(manifold.ambient_dim or 0), _norm(manifold.to_ambient(c)) + r_e)
+
+
+def _norm(v: ArrayLike) -> float:
+    """``‖v‖`` without overflow or underflow (the vector scaled by a power of two first)."""
+    v = np.asarray(v, float).ravel()
+    top = float(np.max(np.abs(v))) if v.size else 0.0
+    if not (top > 0.0 and math.isfinite(top)):
+        return top
+    e = math.frexp(top)[1]
+    return math.ldexp(float(np.linalg.norm(np.ldexp(v, -e))), e)
 
 
 def _widened(manifold: Manifold, center: ArrayLike, radius: float) -> float:

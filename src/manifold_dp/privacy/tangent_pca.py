@@ -35,7 +35,7 @@ from . import measurements
 from .accounting import PrivacyAccountant, gaussian_dp_event
 from .certificate import Certificate, JsonRecord
 from .frechet_mean import FRECHET_MEAN
-from .public import PublicParams
+from .public import PublicParams, ignoring_float_errors
 from .release import (
     GRID_ABOVE_ULP,
     GRID_BELOW_SCALE,
@@ -251,6 +251,7 @@ def _principal(manifold: Manifold, mean: Array, matrix: FloatArray,
     return components, np.maximum(values, 0.0), vectors
 
 
+@ignoring_float_errors
 def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
                         delta: float, n_components: int, mean_mechanism: str = "laplace", mean_share: float = 0.5,
                         calibration: str = "analytic", accountant: PrivacyAccountant | None = None,

@@ -559,7 +559,8 @@ def _is_schedule(value: Any) -> bool:
     """The form of ``_schedule_fields``' value (a file holding anything else is ignored)."""
     return (type(value) is tuple and len(value) == 7 and type(value[0]) is str and type(value[1]) is int
             and type(value[2]) is int and type(value[3]) is float and type(value[4]) is float
-            and (value[5] is None or type(value[5]) is float) and type(value[6]) is tuple)
+            and (value[5] is None or type(value[5]) is float) and type(value[6]) is tuple
+            and all(o is None or type(o) in (int, float, tuple) for o in value[6]))
 
 
 @disk_cached("certified_schedule", _is_schedule)
