@@ -169,7 +169,7 @@ def one_real_case(args):
         chosen = _mechanism_for(M, mechanism, len(X), eps, delta, mean,
                                 min(float(np.quantile(M.dist(mean, X), 0.9)), 0.99 * M.assumption_radius))
         if chosen is None:
-            return name, len(X), eps, float("nan"), float("nan"), spread
+            return name, len(X), eps, float("nan"), float("nan"), spread, "none"
         options = {"mechanism": chosen, "delta": delta if chosen in GAUSSIAN_MECHANISMS else None}
     errs, origin = [], []
     with warnings.catch_warnings():
@@ -179,7 +179,7 @@ def one_real_case(args):
             errs.append(float(M.dist(mean, rel.point)))
             rel = private_frechet_mean(X, M, center=M.origin, radius="auto", epsilon=eps, rng=s, **options)
             origin.append(float(M.dist(mean, rel.point)))
-    return name, len(X), eps, float(np.median(errs)), float(np.median(origin)), spread
+    return name, len(X), eps, float(np.median(errs)), float(np.median(origin)), spread, options.get("mechanism", "laplace")
 
 
 def main(argv=None):
@@ -210,8 +210,8 @@ def main(argv=None):
         with ProcessPoolExecutor(max_workers=max(1, a.jobs)) as pool:
             rows = list(pool.map(one_real_case, cases))
         lines = ["| data | n | ε | median error, `center=\"auto\"` | median error, public origin + `radius=\"auto\"` | "
-                 "data's spread (median distance to the mean) |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        lines += [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[5]:.4g} |" for r in rows]
+                 "data's spread (median distance to the mean) | mechanism |", "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        lines += [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[5]:.4g} | {r[6]} |" for r in rows]
     else:
         ns, epss = ((300,), (1.0,)) if a.quick else ((100, 300, 1000), (0.5, 1.0, 2.0))
         ns, epss = a.n or ns, a.eps or epss
