@@ -25,7 +25,7 @@ def select(mask: ArrayLike, a: ArrayLike, b: ArrayLike) -> Array:
         return pairs.reshape(pairs.shape[:-2] + (-1,)).view(complex)
     a, b = np.asarray(a, float), np.asarray(b, float)
     shape = np.broadcast_shapes(np.shape(mask), a.shape, b.shape)
-    b_bits = np.array(np.broadcast_to(b, shape)).view(np.uint64)
+    b_bits = np.broadcast_to(b, shape).view(np.uint64)  # a read-only view: no copy of b (nor of a scalar 0)
     out = np.broadcast_to(a, shape).view(np.uint64) ^ b_bits  # b ^ ((a ^ b)·mask): a where 1, b where 0
     out *= np.asarray(mask, np.uint64)
     out ^= b_bits

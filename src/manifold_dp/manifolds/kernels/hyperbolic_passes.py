@@ -91,14 +91,17 @@ def _flushed(Y: Array) -> Array:
     return select(np.abs(Y) >= TINY, Y, 0.0)
 
 
-def _frame_terms(X: Array, B: Array, hessian: bool) -> tuple[Array, Any, Any, Any]:
+def _frame_terms(X: Array, B: Array, hessian: bool, bounded: bool = False) -> tuple[Array, Any, Any, Any]:
     """``(Y, f, a, β)`` of a block in the frame ``B``: ``Y`` the tangent coordinates (``sinh θ`` times
     the unit direction), ``f = θ/sinh θ`` (so ``f·Y`` is the log), with ``hessian`` also
     ``a = θ coth θ`` and ``β = (1 − a)/sinh²θ``. ``θ = asinh‖Y‖``: accurate near 0, where
     ``arccosh`` of the first coordinate loses half the digits. Branch-free: a record at the iterate
-    (``‖Y‖ = 0``) takes ``f = 1``, ``β = 0``."""
+    (``‖Y‖ = 0``) takes ``f = 1``, ``β = 0``. ``bounded``: the records were prepared into a ball the
+    iterate lies in (public), so ``‖Y‖ ≤ sinh(2r) ≤ sinh(2·max_reach)`` and every nonzero entry is
+    at least ``TINY``: ``‖Y‖²`` neither overflows nor underflows, and the plain norm is bit for bit
+    ``_row_norms``' (a power-of-two scaling commutes with rounding), one pass cheaper."""
     Y = _flushed(X @ B[:, 1:])
-    s = _row_norms(Y)
+    s = np.sqrt(np.einsum("ij,ij->i", Y, Y)) if bounded else _row_norms(Y)
     zero = s == 0.0
     safe = s + zero
     theta = np.arcsinh(s)
@@ -129,14 +132,14 @@ class HyperbolicPasses(RecordPasses):
         g, _ = self._tangent_sums(x, np.asarray(X, float), weights, hessian=False)
         return self.from_tangent_coordinates(x, g)
 
-    def _tangent_sums(self, x: Array, X: Array, weights: Any, hessian: bool) -> tuple[Array, Any]:
+    def _tangent_sums(self, x: Array, X: Array, weights: Any, hessian: bool, bounded: bool = False) -> tuple[Array, Any]:
         """``(Σ w_i f_i Y_i, Σ w_i (a_i I + β_i Y_i Y_iᵀ))`` in ``x``'s frame (orthonormal tangent
         coordinates); the second ``None`` without ``hessian``."""
         B, w = _inverse_boost(x), np.asarray(weights, float)
         d = self.dim
         g, A, total = np.zeros(d), np.zeros((d, d)), 0.0
         for i in range(0, len(X), ROWS):
-            Y, f, a, beta = _frame_terms(X[i:i + ROWS], B, hessian)
+            Y, f, a, beta = _frame_terms(X[i:i + ROWS], B, hessian, bounded)
             wi = w if w.ndim == 0 else w[i:i + ROWS]
             wf = f * wi
             g += wf @ Y
@@ -196,9 +199,11 @@ class HyperbolicPasses(RecordPasses):
         """``(g, A)`` in ``x``'s orthonormal tangent coordinates from one pass: ``g = Σ w_i log_x X_i``
         and ``A = Hess F(x) = Σ w_i (a_i I + β_i Y_i Y_iᵀ)`` (the Hessian of ``½ρ²`` is 1 along the
         geodesic and ``θ coth θ`` across it). ``β`` loses digits as ``θ → 0``, but enters only
-        through ``β Y Yᵀ`` of size ``β sinh²θ``: its error stays ``~ε`` per record. ``ball`` and
-        ``order`` are not used (one exact pass)."""
-        return self._tangent_sums(np.asarray(x, float), np.asarray(X, float), weights, hessian=True)
+        through ``β Y Yᵀ`` of size ``β sinh²θ``: its error stays ``~ε`` per record. ``ball`` (the
+        records were prepared into the ball, public) lets the pass take the plain row norms;
+        ``order`` is not used (one exact pass)."""
+        return self._tangent_sums(np.asarray(x, float), np.asarray(X, float), weights, hessian=True,
+                                  bounded=ball is not None)
 
     def newton_step(self, x: Array, g: Array, A: Any) -> Array:
         """The tangent vector ``s`` at ``x`` with ``Hess F(x)[s] = g`` (``g = −∇F``), from the
