@@ -565,7 +565,6 @@ class Statistic(ABC):
                round_to: float | str | None, warn: bool = True) -> tuple[Calibration, float | None]:
         """Stage 2 at ``radius`` and ``epsilon``: ``(calibration, output grid)``, or a
         ``ValueError`` (public values only; ``warn=False``: no warning about ``round_to``)."""
-        raise NotImplementedError
 
     def reads(self, manifold: Manifold, cal: Calibration, radius: float, n: int) -> tuple[bool, bool]:
         """``(keep, log_mean)`` of ``prepared``: whether ``compute`` reads the prepared records
@@ -576,7 +575,6 @@ class Statistic(ABC):
     def compute(self, manifold: Manifold, p: PublicParams, radius: float, cal: Calibration, records: Any) -> Any:
         """The non-private value the measurement's law is drawn around, from the prepared records
         (stage 4, after the charge). It never leaves the ``Plan``."""
-        raise NotImplementedError
 
     def sample(self, measurement: measurements.Measurement, value: Any, size: int | tuple[int, ...] | None,
                rng: np.random.Generator) -> tuple[Any, float | None]:
@@ -608,7 +606,6 @@ class Statistic(ABC):
                            radius: float) -> tuple[float, float, str, str, str]:
         """``(noise, room, what, where, advice)`` of the "mostly noise" warning
         (``warn_if_mostly_noise``): it is raised when ``noise > room``."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
