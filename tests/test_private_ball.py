@@ -17,9 +17,10 @@ import pytest
 from scipy.stats import beta
 
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, private_frechet_mean
-from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant
+from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant, pure_dp_event
 from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.ball_refine import clipped_log_mean, noisy_statistic, round_scale, round_sensitivity
+from manifold_dp.privacy.calibration import analytic_gaussian_sigma
 from manifold_dp.privacy.private_ball import AutoCenter, BallPlan, ball_log_weights
 from manifold_dp.privacy.release import RecordsWarning, ReleaseWarning, plan_release
 
@@ -113,7 +114,15 @@ def test_shares_and_certificate_schema():
     assert rel.certificate.schema == "manifold_dp.certificate/3" and "center_selection" in rel.certificate.summary()
 
 
+def _gaussian_mu(stage):
+    """μ = Δ/σ of a Gaussian stage of the certificate."""
+    assert stage.delta > 0 and stage.scale is not None
+    return stage.sensitivity / stage.scale
+
+
 def test_given_radius_and_gaussian_delta_split():
+    """With a given radius both stages are Gaussian and share one μ-GDP budget: μ₁² + μ₂² is that of
+    a single Gaussian at (ε, δ), to within 1e-9, never above it (the stages' own ε add up to more)."""
     M = SPDLogEuclidean(3)
     _, X = cluster(M, 200)
     rel = private_frechet_mean(X, M, center="auto", radius=1.5, epsilon=1.0, delta=1e-6, mechanism="tangent_gaussian", rng=0)
@@ -121,7 +130,39 @@ def test_given_radius_and_gaussian_delta_split():
     assert [s.stage for s in stages] == ["centre", "radius", "release"] and stages[1].epsilon == 0.0
     assert stages[0].mechanism == "gaussian" and stages[0].delta == pytest.approx(5e-7)
     assert rel.delta == pytest.approx(1e-6) and rel.radius == 1.5
-    assert sum(s.epsilon for s in stages) == pytest.approx(1.0)
+    single = 1.0 / analytic_gaussian_sigma(1.0, 1e-6)
+    composed = math.hypot(_gaussian_mu(stages[0]), _gaussian_mu(stages[2]))
+    assert single * (1 - 1e-9) < composed <= single
+    assert sum(s.epsilon for s in stages) > 1.2 and "μ-GDP" in rel.certificate.center_selection.composition
+
+
+@pytest.mark.parametrize("M, mechanism", [(Sphere(2), "ambient_gaussian"), (Hyperbolic(3), "wrapped_gaussian"),
+                                          (KendallShape2D(5), "ambient_gaussian")])
+def test_gaussian_stages_spend_exactly_the_budget(M, mechanism):
+    """A private radius (pure ε_r) and two Gaussian stages: the accountant (adaptive: basic
+    composition of the pure part with the Gaussians' μ-GDP) is charged the whole (ε, δ) and no more,
+    and an independent privacy-loss-distribution bound of the three events agrees; the release's μ
+    is larger than under the basic split (0.2 / 0.1 / 0.7 of ε, δ/2 each)."""
+    from dp_accounting import NeighboringRelation, dp_event
+    from dp_accounting.pld import PLDAccountant
+
+    _, X = cluster(M, 400)
+    acc = PrivacyAccountant(1.0, 1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)  # the fixed seed's warning
+        rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=1.0, delta=1e-6, mechanism=mechanism,
+                                   accountant=acc, rng=0)
+    stages = rel.certificate.center_selection.stages
+    assert [s.stage for s in stages] == ["centre", "radius", "release"] and stages[1].epsilon == pytest.approx(0.1)
+    spent = acc.spent()
+    assert 1.0 - 1e-6 < spent[0] <= 1.0 and spent[1] == 1e-6
+    mu1, mu2 = _gaussian_mu(stages[0]), _gaussian_mu(stages[2])
+    assert math.hypot(mu1, mu2) <= 1.0 / analytic_gaussian_sigma(0.9, 1e-6)
+    assert mu2 > 1.1 / analytic_gaussian_sigma(0.7, 5e-7) and mu1 > 1.9 / analytic_gaussian_sigma(0.2, 5e-7)
+    pld = PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-4)
+    for event in (dp_event.GaussianDpEvent(2.0 / mu1), pure_dp_event(0.1), dp_event.GaussianDpEvent(2.0 / mu2)):
+        pld.compose(event)
+    assert pld.get_epsilon(1e-6) <= 1.0 + 1e-3  # the PLD grid's own pessimism: 1e-4 per event or so
 
 
 def test_accountant_charged_once_before_reading():

@@ -73,7 +73,9 @@ class BallStage:
 @dataclass(frozen=True)
 class CenterSelection:
     """How ``center="auto"`` built its private ball: every stage in order, and how they compose
-    (the ``epsilon`` and ``delta`` of the stages add up to the certificate's). ``bound`` is the
+    (``composition``: the stages' ``epsilon`` and ``delta`` add up to the certificate's, except
+    that Gaussian stages compose exactly as one μ-GDP mechanism, each listed with its own
+    ``(ε, δ)``). ``bound`` is the
     first stage's public bound (SPD ``b``, hyperbolic and Euclidean ``B``; ``None`` where none is
     needed); ``small_n_fallback`` says that the radius was the public fallback (``fallback_index``) because
     ``n·ε`` was too small to choose one (a function of public values)."""

@@ -19,8 +19,10 @@ of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by 
 Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
 probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public) the radius stage is replaced
 by the public fallback ``fallback_index`` and its share goes to the centre. A given radius
-skips the radius stages. The accountant is charged once, for every stage (basic composition of
-their events), before the records are read; the stages' outputs are each post-processing of a
+skips the radius stages. With ``delta`` and a Gaussian mechanism the centre and the release are
+Gaussian stages that share one μ-GDP budget (``gaussian_stage_shares``); otherwise the shares add
+up by basic composition. The accountant is charged once, for every stage's event, before the
+records are read; the stages' outputs are each post-processing of a
 mechanism's output, and every later stage is a mechanism for every value of them.
 """
 
@@ -41,9 +43,10 @@ from .._validation import _is_real, check_radius
 from ..manifolds.base import Manifold
 from ..records import is_dask
 from . import radius_selection as _selection
-from .accounting import gaussian_dp_event, pure_dp_event
+from .accounting import gaussian_dp_event, gaussian_epsilon, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .ball_refine import round_sensitivity, tangent_round
+from .calibration import analytic_gaussian_sigma
 from .certificate import BallStage, CenterSelection
 from .public import ignoring_float_errors
 
@@ -211,6 +214,40 @@ def _shares(ac: AutoCenter, radius_private: bool, reliable: bool) -> tuple[float
     return centre, radius, recentre, release
 
 
+def gaussian_stage_shares(shares: tuple[float, list[float], list[float], float], epsilon: float,
+                          delta: float) -> tuple[float, list[float], list[float], float]:
+    """The shares of ε when the centre and the release are Gaussian mechanisms (analytic
+    calibration), from public values only. The two Gaussians compose exactly as one of
+    ``μ² = μ₁² + μ₂²`` (μ-GDP; Dong, Roth & Su 2022, Thm 3.2 and Cor. 3.3, adaptive composition),
+    so instead of splitting ``(ε, δ)`` between them by basic composition they split one Gaussian
+    budget: ``z`` is the noise multiplier of a single Gaussian at ``(ε_G, δ)``, ``ε_G`` the ε left
+    by the pure stages (radius, re-centring: basic composition with them, the accountant's
+    adaptive bound), and the stages get ``μ₁² = a/z²`` and ``μ₂² = (1 − a)/z²`` with ``a`` the
+    centre's part of the two Gaussian shares (``AutoCenter.budget`` against the release's). Each
+    stage is then calibrated at its own ``(ε_i, δ/2)``, the ε at which the analytic calibration gives
+    a multiplier of at least ``z/√a`` (resp. ``z/√(1 − a)``, both raised by ``2⁻⁴⁰``): the
+    returned shares are ``ε_i/ε``, and with the pure ones they add up to more than 1 — the gain of
+    composing the Gaussians exactly (at ε = 1, δ = 1e-6 the release's μ goes from 0.69 to 0.83 of a
+    single release's and the centre's doubles). Proof: docs/private_ball.md, "Gaussian stages"."""
+    centre, radius, recentre, release = shares
+    pure = math.fsum(s * epsilon for s in (*radius, *recentre))
+    z = analytic_gaussian_sigma((epsilon - pure) * (1.0 - 2.0**-40), delta, 1.0)
+    a = centre / (centre + release)
+    first = _stage_epsilon(z / math.sqrt(a) * (1.0 + 2.0**-40), 0.5 * delta)
+    last = _stage_epsilon(z / math.sqrt(1.0 - a) * (1.0 + 2.0**-40), 0.5 * delta)
+    return first / epsilon, radius, recentre, last / epsilon
+
+
+def _stage_epsilon(multiplier: float, delta: float) -> float:
+    """The largest ε (within a few ulps) at which the analytic Gaussian calibration at ``delta``
+    gives a noise multiplier of at least ``multiplier``: the exact curve's ε, lowered until the
+    calibration itself confirms it (the root finder may land on either side)."""
+    epsilon = gaussian_epsilon(multiplier, delta)
+    while analytic_gaussian_sigma(epsilon, delta, 1.0) < multiplier:
+        epsilon *= 1.0 - 2.0**-30
+    return epsilon
+
+
 def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: float, delta: float | None,
                       mechanism: str, bound: str, calibration: str, restrict: bool, round_to: float | str | None,
                       accountant: PrivacyAccountant | None, strict: bool) -> BallPlan:
@@ -247,6 +284,9 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * eps, n, cast(float, quantile),
                                                           len(grid))
     shares = _shares(ac, radius_private, reliable)
+    gaussian_composed = gaussian and calibration == "analytic"
+    if gaussian_composed:  # the two Gaussian stages share one μ-GDP budget (gaussian_stage_shares)
+        shares = gaussian_stage_shares(shares, eps, cast(float, p.delta))
     centre_share, radius_shares, recentre_shares, release_share = shares
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
     kept: list[float]
@@ -284,7 +324,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     sanitised = rel._sanitised(manifold, points, ok, manifold.origin)
     rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, given_grid))
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
-                    round_to, reliable, stage.statistic(sanitised))
+                    round_to, reliable, stage.statistic(sanitised), gaussian_composed)
 
 
 @dataclass(frozen=True)
@@ -298,13 +338,15 @@ class AutoBallExpectation:
     noise: str
     dimension: int
     centre_error: float
+    release_strength: float  # the release's 1/noise over a single release's with the whole (ε, δ)
 
     def ratio(self, spread: float) -> float:
         """The release's expected error over that of a ball around the true centre with radius
-        ``spread`` and all of ε: ``√(E₁² + s²)/(share·s)`` (the final ball's radius is about the
-        records' distance from the private centre; the error is proportional to it and to
-        ``1/ε``)."""
-        return math.hypot(self.centre_error, spread) / (self.release_share * spread)
+        ``spread`` and the whole budget: ``√(E₁² + s²)/(w·s)`` with ``w = release_strength`` (the
+        final ball's radius is about the records' distance from the private centre; the error is
+        proportional to it and to the noise scale: ``w`` is the release's share of ε for pure ε,
+        its μ over a single Gaussian's at ``(ε, δ)`` for the Gaussian stages)."""
+        return math.hypot(self.centre_error, spread) / (self.release_strength * spread)
 
 
 def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
@@ -315,10 +357,15 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
     mechanism with ``delta``, so the first stage is Gaussian too."""
     q, ac = 0.9, AutoCenter().resolved()
     readable = radius_is_reliable(cast(float, ac.radius_budget) * epsilon, n, q, BALL_GRID_POINTS)
-    centre, _radius, _recentre, release = _shares(ac, True, readable)
+    shares = _shares(ac, True, readable)
+    strength = shares[3]
+    if gaussian and delta is not None:
+        shares = gaussian_stage_shares(shares, epsilon, delta)
+        strength = analytic_gaussian_sigma(epsilon, delta) / analytic_gaussian_sigma(shares[3] * epsilon, 0.5 * delta)
     delta_first = 0.5 * delta if gaussian and delta is not None else None
-    stage = first_stage(manifold, n, centre * epsilon, delta_first)
-    return AutoBallExpectation(centre, release, readable, stage.noise, stage.dimension, stage.expected_error)
+    stage = first_stage(manifold, n, shares[0] * epsilon, delta_first)
+    return AutoBallExpectation(shares[0], shares[3], readable, stage.noise, stage.dimension, stage.expected_error,
+                               strength)
 
 
 def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
@@ -351,6 +398,7 @@ class BallPlan:
     round_to: float | str | None
     reliable: bool
     _statistic: FloatArray = field(repr=False)
+    gaussian_composed: bool = False  # the centre and the release are Gaussian stages of one μ-GDP budget
 
     @property
     def epsilon(self) -> float:
@@ -422,12 +470,22 @@ class BallPlan:
         point, plan, cal, acceptance = self._release_at(center, radius, release_share, rng)
         stages.append(_release_record("release", cal, radius))
         delta = float(sum(s.delta for s in stages))
+        pure = [s for s in stages if s.delta == 0.0 and s.epsilon > 0.0]
+        if self.gaussian_composed:
+            gaussian = self.epsilon - sum(s.epsilon for s in pure)
+            composition = ("the Gaussian stages (centre, release) compose as one μ-GDP mechanism, μ² = μ₁² + μ₂² (Dong, "
+                           f"Roth & Su 2022, Thm 3.2 and Cor. 3.3), which is ({gaussian:.6g}, {delta:g})-DP; with the pure "
+                           "stages by basic composition: epsilon = " + " + ".join(f"{s.epsilon:.6g}" for s in pure)
+                           + f" + {gaussian:.6g}; delta = {delta:g} (each Gaussian stage is listed with its own epsilon "
+                           "at its delta)")
+        else:
+            composition = (f"basic composition (sequential) of {len(stages)} stages: epsilon = "
+                           + " + ".join(f"{s.epsilon:.6g}" for s in stages) + f"; delta = {delta:g}")
         selection = CenterSelection(
             method="private ball: a rough centre needing no ball, then private radii and re-centring, then the release "
                    "(CoinPress, Biswas et al. 2020; Karwa & Vadhan 2018; docs/private_ball.md)",
             rounds=rounds, bound=self.first.bound, small_n_fallback=not self.reliable,
-            composition=f"basic composition (sequential) of {len(stages)} stages: epsilon = "
-                        + " + ".join(f"{s.epsilon:.6g}" for s in stages) + f"; delta = {delta:g}",
+            composition=composition,
             stages=tuple(stages))
         certificate = dataclasses.replace(plan.certificate(acceptance), epsilon=self.epsilon, delta=delta,
                                           center_selection=selection)
