@@ -37,10 +37,10 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
-    "gaussian-stages-full-mu": ("privacy/private_ball.py",
-                                "    last = _stage_epsilon(z / math.sqrt(1.0 - a) * (1.0 + 2.0**-40), 0.5 * delta)",
-                                "    last = _stage_epsilon(z * (1.0 + 2.0**-40), 0.5 * delta)",
-                                "center='auto' under (ε, δ): the release gets the whole Gaussian budget on top of the centre's"),
+    "gaussian-stages-full-mu": ("privacy/calibration.py",
+                                "    stages = [_epsilon_for_multiplier(z / math.sqrt(w) * (1.0 + 2.0**-40), stage_delta) for w in weights]",
+                                "    stages = [_epsilon_for_multiplier(z * (1.0 + 2.0**-40), stage_delta) for w in weights]",
+                                "center='auto' under (ε, δ): each Gaussian stage gets the whole Gaussian budget"),
     "first-stage-rounding-dropped": ("privacy/ball_first_stage.py",
                                      "    sens = exact * (1.0 + 2.0**-40) + 2.0 * mean_rounding(n, stage.dimension(manifold), n * exact * (1.0 + 2.0**-40))",
                                      "    sens = exact",

@@ -20,7 +20,7 @@ from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvarian
 from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant, pure_dp_event
 from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.ball_refine import clipped_log_mean, noisy_statistic, round_scale, round_sensitivity
-from manifold_dp.privacy.calibration import analytic_gaussian_sigma
+from manifold_dp.privacy.calibration import analytic_gaussian_sigma, shared_gaussian_shares
 from manifold_dp.privacy.private_ball import AutoCenter, BallPlan, ball_log_weights
 from manifold_dp.privacy.release import RecordsWarning, ReleaseWarning, plan_release
 
@@ -163,6 +163,22 @@ def test_gaussian_stages_spend_exactly_the_budget(M, mechanism):
     for event in (dp_event.GaussianDpEvent(2.0 / mu1), pure_dp_event(0.1), dp_event.GaussianDpEvent(2.0 / mu2)):
         pld.compose(event)
     assert pld.get_epsilon(1e-6) <= 1.0 + 1e-3  # the PLD grid's own pessimism: 1e-4 per event or so
+
+
+def test_gaussian_stages_fall_back_to_basic_composition_where_no_epsilon_calibrates_them():
+    """A large δ with a tiny ε: a stage's share of the μ-GDP budget needs more noise than the
+    analytic calibration gives at any ε > 0 at δ/2, so the stages split (ε, δ) by basic
+    composition (public values only), and the release still runs."""
+    assert shared_gaussian_shares(1e-3, 0.0, 0.5, (0.2, 0.8), 0.25) is None  # a given radius: shares 0.2 / 0.8
+    M = Sphere(2)
+    _, X = cluster(M, 400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = private_frechet_mean(X, M, center="auto", radius=0.5, epsilon=1e-3, delta=0.5,
+                                   mechanism="ambient_gaussian", rng=0)
+    sel = rel.certificate.center_selection
+    assert sel.composition.startswith("basic composition")
+    assert sum(s.epsilon for s in sel.stages) == pytest.approx(1e-3)
 
 
 def test_accountant_charged_once_before_reading():

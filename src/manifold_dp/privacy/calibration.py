@@ -1,13 +1,16 @@
 """Noise calibration for the Gaussian mechanism (docs/theory.md §4, tangent Gaussian)."""
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 from scipy.special import log_ndtr
 
 from .._validation import check_delta, check_epsilon, check_positive
 
-__all__ = ["gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigma"]
+__all__ = ["gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigma", "shared_gaussian_shares",
+           "gaussian_noise_ratio"]
 
 
 def bracketed_root(f: Callable[[float], float], a: float, b: float, xtol: float, rtol: float = 4.0 * 2.0 ** -52,
@@ -103,3 +106,51 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     if epsilon >= 1:
         raise ValueError(f"the classical Gaussian calibration needs epsilon < 1, got {epsilon!r}; use calibration='analytic'")
     return float(sensitivity * np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)
+
+
+def _epsilon_for_multiplier(multiplier: float, delta: float) -> float | None:
+    """The largest ε (within a few ulps) at which ``analytic_gaussian_sigma(ε, delta)`` is at least
+    ``multiplier``: the root of the exact curve ``gaussian_delta(multiplier, 1, ε) = delta``,
+    lowered until the calibration itself confirms it (the root finder may land on either side).
+    ``None`` where no ε > 0 asks for that much noise (the multiplier is ``(0, delta)``-DP already)."""
+    f: Callable[[float], float] = lambda e: gaussian_delta(multiplier, 1.0, e) - delta
+    if not f(0.0) > 0:
+        return None
+    hi = 1.0
+    while f(hi) > 0:
+        hi *= 2.0
+    epsilon = bracketed_root(f, 0.0, hi, xtol=1e-13)
+    for _ in range(64):
+        if epsilon > 0 and analytic_gaussian_sigma(epsilon, delta) >= multiplier:
+            return float(epsilon)
+        epsilon = epsilon * (1.0 - 2.0**-30) - 1e-13
+    return None
+
+
+def shared_gaussian_shares(epsilon: float, pure_share: float, delta: float, weights: Sequence[float],
+                           stage_delta: float) -> list[float] | None:
+    """Gaussian stages that share one μ-GDP budget, as shares of ``epsilon``.
+
+    Gaussian mechanisms of ``μᵢ = Δᵢ/σᵢ`` compose, adaptively, into one of ``μ² = Σ μᵢ²``
+    (Dong, Roth & Su 2022, Thm 3.2 and Cor. 3.3), which is ``(ε_G, δ)``-DP on the exact curve of
+    Balle & Wang 2018; with ε-DP stages of ``pure_share·ε`` in all, basic composition gives
+    ``(pure_share·ε + ε_G, δ)``. So ``z``, the multiplier of a single Gaussian at
+    ``(ε(1 − pure_share), δ)`` (lowered by ``2⁻⁴⁰``), is split as ``μᵢ² = wᵢ/z²``
+    (``Σ wᵢ = 1``), and stage ``i`` gets the ``εᵢ`` at which the analytic calibration at
+    ``stage_delta`` gives at least ``z/√wᵢ`` (raised by ``2⁻⁴⁰``), so that ``Σ μᵢ² ≤ 1/z²``
+    in floating point. Returns ``εᵢ/ε`` (they add up to more than ``1 − pure_share``: the
+    gain of composing the Gaussians exactly), or ``None`` where a stage would need more noise than
+    any ``ε > 0`` calibrates at ``stage_delta`` (a large δ with a small ε: split by basic
+    composition instead)."""
+    if not (0.0 <= pure_share < 1.0 and abs(math.fsum(weights) - 1.0) < 1e-12 and min(weights) > 0):
+        raise ValueError(f"shared Gaussian stages need 0 <= pure_share < 1 and positive weights adding up to 1, got "
+                         f"pure_share={pure_share!r}, weights={tuple(weights)!r}")
+    z = analytic_gaussian_sigma(epsilon * (1.0 - pure_share) * (1.0 - 2.0**-40), delta)
+    stages = [_epsilon_for_multiplier(z / math.sqrt(w) * (1.0 + 2.0**-40), stage_delta) for w in weights]
+    return None if None in stages else [cast(float, e) / epsilon for e in stages]
+
+
+def gaussian_noise_ratio(epsilon: float, delta: float, stage_epsilon: float, stage_delta: float) -> float:
+    """``σ(ε, δ)/σ(ε', δ')`` of the analytic calibration at one sensitivity: a stage's ``μ`` over
+    a single Gaussian's with the whole budget (a planning figure)."""
+    return analytic_gaussian_sigma(epsilon, delta) / analytic_gaussian_sigma(stage_epsilon, stage_delta)

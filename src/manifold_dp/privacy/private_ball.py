@@ -43,10 +43,10 @@ from .._validation import _is_real, check_radius
 from ..manifolds.base import Manifold
 from ..records import is_dask
 from . import radius_selection as _selection
-from .accounting import gaussian_dp_event, gaussian_epsilon, pure_dp_event
+from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .ball_refine import round_sensitivity, tangent_round
-from .calibration import analytic_gaussian_sigma
+from .calibration import gaussian_noise_ratio, shared_gaussian_shares
 from .certificate import BallStage, CenterSelection
 from .public import ignoring_float_errors
 
@@ -215,37 +215,24 @@ def _shares(ac: AutoCenter, radius_private: bool, reliable: bool) -> tuple[float
 
 
 def gaussian_stage_shares(shares: tuple[float, list[float], list[float], float], epsilon: float,
-                          delta: float) -> tuple[float, list[float], list[float], float]:
+                          delta: float) -> tuple[float, list[float], list[float], float] | None:
     """The shares of ε when the centre and the release are Gaussian mechanisms (analytic
     calibration), from public values only. The two Gaussians compose exactly as one of
     ``μ² = μ₁² + μ₂²`` (μ-GDP; Dong, Roth & Su 2022, Thm 3.2 and Cor. 3.3, adaptive composition),
     so instead of splitting ``(ε, δ)`` between them by basic composition they split one Gaussian
-    budget: ``z`` is the noise multiplier of a single Gaussian at ``(ε_G, δ)``, ``ε_G`` the ε left
-    by the pure stages (radius, re-centring: basic composition with them, the accountant's
-    adaptive bound), and the stages get ``μ₁² = a/z²`` and ``μ₂² = (1 − a)/z²`` with ``a`` the
-    centre's part of the two Gaussian shares (``AutoCenter.budget`` against the release's). Each
-    stage is then calibrated at its own ``(ε_i, δ/2)``, the ε at which the analytic calibration gives
-    a multiplier of at least ``z/√a`` (resp. ``z/√(1 − a)``, both raised by ``2⁻⁴⁰``): the
-    returned shares are ``ε_i/ε``, and with the pure ones they add up to more than 1 — the gain of
-    composing the Gaussians exactly (at ε = 1, δ = 1e-6 the release's μ goes from 0.69 to 0.83 of a
-    single release's and the centre's doubles). Proof: docs/private_ball.md, "Gaussian stages"."""
+    budget (``calibration.shared_gaussian_shares``): the ε left by the pure stages (radius,
+    re-centring: basic composition with them, the accountant's adaptive bound), with the centre's
+    part ``a`` of ``μ²`` the centre's part of the two Gaussian shares (``AutoCenter.budget``
+    against the release's: 2/9 by default). Each stage is calibrated at its own ``(εᵢ, δ/2)``; with
+    the pure shares they add up to more than 1 — the gain of composing the Gaussians exactly (at
+    ε = 1, δ = 1e-6 the release's μ goes from 0.69 to 0.80–0.83 of a single release's and the
+    centre's doubles). ``None`` where a stage would need more noise than any ε > 0 calibrates (a
+    large δ with a small ε): the shares then stay those of basic composition. Proof:
+    docs/private_ball.md, "Gaussian stages"."""
     centre, radius, recentre, release = shares
-    pure = math.fsum(s * epsilon for s in (*radius, *recentre))
-    z = analytic_gaussian_sigma((epsilon - pure) * (1.0 - 2.0**-40), delta, 1.0)
     a = centre / (centre + release)
-    first = _stage_epsilon(z / math.sqrt(a) * (1.0 + 2.0**-40), 0.5 * delta)
-    last = _stage_epsilon(z / math.sqrt(1.0 - a) * (1.0 + 2.0**-40), 0.5 * delta)
-    return first / epsilon, radius, recentre, last / epsilon
-
-
-def _stage_epsilon(multiplier: float, delta: float) -> float:
-    """The largest ε (within a few ulps) at which the analytic Gaussian calibration at ``delta``
-    gives a noise multiplier of at least ``multiplier``: the exact curve's ε, lowered until the
-    calibration itself confirms it (the root finder may land on either side)."""
-    epsilon = gaussian_epsilon(multiplier, delta)
-    while analytic_gaussian_sigma(epsilon, delta, 1.0) < multiplier:
-        epsilon *= 1.0 - 2.0**-30
-    return epsilon
+    split = shared_gaussian_shares(epsilon, math.fsum((*radius, *recentre)), delta, (a, 1.0 - a), 0.5 * delta)
+    return None if split is None else (split[0], radius, recentre, split[1])
 
 
 def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: float, delta: float | None,
@@ -284,9 +271,9 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * eps, n, cast(float, quantile),
                                                           len(grid))
     shares = _shares(ac, radius_private, reliable)
-    gaussian_composed = gaussian and calibration == "analytic"
-    if gaussian_composed:  # the two Gaussian stages share one μ-GDP budget (gaussian_stage_shares)
-        shares = gaussian_stage_shares(shares, eps, cast(float, p.delta))
+    composed = gaussian_stage_shares(shares, eps, cast(float, p.delta)) if gaussian and calibration == "analytic" else None
+    gaussian_composed = composed is not None  # the two Gaussian stages share one μ-GDP budget (gaussian_stage_shares)
+    shares = composed if composed is not None else shares
     centre_share, radius_shares, recentre_shares, release_share = shares
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
     kept: list[float]
@@ -360,8 +347,8 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
     shares = _shares(ac, True, readable)
     strength = shares[3]
     if gaussian and delta is not None:
-        shares = gaussian_stage_shares(shares, epsilon, delta)
-        strength = analytic_gaussian_sigma(epsilon, delta) / analytic_gaussian_sigma(shares[3] * epsilon, 0.5 * delta)
+        shares = gaussian_stage_shares(shares, epsilon, delta) or shares
+        strength = gaussian_noise_ratio(epsilon, delta, shares[3] * epsilon, 0.5 * delta)
     delta_first = 0.5 * delta if gaussian and delta is not None else None
     stage = first_stage(manifold, n, shares[0] * epsilon, delta_first)
     return AutoBallExpectation(shares[0], shares[3], readable, stage.noise, stage.dimension, stage.expected_error,
@@ -475,8 +462,8 @@ class BallPlan:
             gaussian = self.epsilon - sum(s.epsilon for s in pure)
             composition = ("the Gaussian stages (centre, release) compose as one μ-GDP mechanism, μ² = μ₁² + μ₂² (Dong, "
                            f"Roth & Su 2022, Thm 3.2 and Cor. 3.3), which is ({gaussian:.6g}, {delta:g})-DP; with the pure "
-                           "stages by basic composition: epsilon = " + " + ".join(f"{s.epsilon:.6g}" for s in pure)
-                           + f" + {gaussian:.6g}; delta = {delta:g} (each Gaussian stage is listed with its own epsilon "
+                           "stages by basic composition: epsilon = " + "".join(f"{s.epsilon:.6g} + " for s in pure)
+                           + f"{gaussian:.6g}; delta = {delta:g} (each Gaussian stage is listed with its own epsilon "
                            "at its delta)")
         else:
             composition = (f"basic composition (sequential) of {len(stages)} stages: epsilon = "
