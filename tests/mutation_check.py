@@ -38,8 +38,8 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
     "gaussian-stages-full-mu": ("privacy/calibration.py",
-                                "    stages = [_epsilon_for_multiplier(z / math.sqrt(w) * (1.0 + 2.0**-40), stage_delta) for w in weights]",
-                                "    stages = [_epsilon_for_multiplier(z * (1.0 + 2.0**-40), stage_delta) for w in weights]",
+                                "    stages = [_epsilon_for_multiplier(z / math.sqrt(w) * (1.0 + SHARED_MARGIN), stage_delta) for w in weights]",
+                                "    stages = [_epsilon_for_multiplier(z * (1.0 + SHARED_MARGIN), stage_delta) for w in weights]",
                                 "center='auto' under (ε, δ): each Gaussian stage gets the whole Gaussian budget"),
     "first-stage-rounding-dropped": ("privacy/ball_first_stage.py",
                                      "    sens = exact * (1.0 + 2.0**-40) + 2.0 * mean_rounding(n, stage.dimension(manifold), n * exact * (1.0 + 2.0**-40))",

@@ -122,7 +122,7 @@ def _gaussian_mu(stage):
 
 def test_given_radius_and_gaussian_delta_split():
     """With a given radius both stages are Gaussian and share one μ-GDP budget: μ₁² + μ₂² is that of
-    a single Gaussian at (ε, δ), to within 1e-9, never above it (the stages' own ε add up to more)."""
+    a single Gaussian at (ε, δ), to within 1e-8, and a margin below it (the stages' own ε add up to more)."""
     M = SPDLogEuclidean(3)
     _, X = cluster(M, 200)
     rel = private_frechet_mean(X, M, center="auto", radius=1.5, epsilon=1.0, delta=1e-6, mechanism="tangent_gaussian", rng=0)
@@ -132,7 +132,7 @@ def test_given_radius_and_gaussian_delta_split():
     assert rel.delta == pytest.approx(1e-6) and rel.radius == 1.5
     single = 1.0 / analytic_gaussian_sigma(1.0, 1e-6)
     composed = math.hypot(_gaussian_mu(stages[0]), _gaussian_mu(stages[2]))
-    assert single * (1 - 1e-9) < composed <= single
+    assert single * (1 - 1e-8) < composed <= single * (1 - 1e-9)  # the shared budget's margins: 2⁻³⁰ relative
     assert sum(s.epsilon for s in stages) > 1.2 and "μ-GDP" in rel.certificate.center_selection.composition
 
 

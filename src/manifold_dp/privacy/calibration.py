@@ -108,6 +108,11 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     return float(sensitivity * np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)
 
 
+# relative margins of the shared Gaussian budget (shared_gaussian_shares): they absorb the last-digit differences
+# between the event charged at the safe region's reference centre and the release's own Δ/σ at the released centre
+SHARED_MARGIN = 2.0**-30
+
+
 def _epsilon_for_multiplier(multiplier: float, delta: float) -> float | None:
     """The largest ε (within a few ulps) at which ``analytic_gaussian_sigma(ε, delta)`` is at least
     ``multiplier``: the root of the exact curve ``gaussian_delta(multiplier, 1, ε) = delta``,
@@ -135,9 +140,9 @@ def shared_gaussian_shares(epsilon: float, pure_share: float, delta: float, weig
     (Dong, Roth & Su 2022, Thm 3.2 and Cor. 3.3), which is ``(ε_G, δ)``-DP on the exact curve of
     Balle & Wang 2018; with ε-DP stages of ``pure_share·ε`` in all, basic composition gives
     ``(pure_share·ε + ε_G, δ)``. So ``z``, the multiplier of a single Gaussian at
-    ``(ε(1 − pure_share), δ)`` (lowered by ``2⁻⁴⁰``), is split as ``μᵢ² = wᵢ/z²``
+    ``(ε(1 − pure_share), δ)`` (``ε`` lowered by ``SHARED_MARGIN``), is split as ``μᵢ² = wᵢ/z²``
     (``Σ wᵢ = 1``), and stage ``i`` gets the ``εᵢ`` at which the analytic calibration at
-    ``stage_delta`` gives at least ``z/√wᵢ`` (raised by ``2⁻⁴⁰``), so that ``Σ μᵢ² ≤ 1/z²``
+    ``stage_delta`` gives at least ``z/√wᵢ`` (raised by ``SHARED_MARGIN``), so that ``Σ μᵢ² ≤ 1/z²``
     in floating point. Returns ``εᵢ/ε`` (they add up to more than ``1 − pure_share``: the
     gain of composing the Gaussians exactly), or ``None`` where a stage would need more noise than
     any ``ε > 0`` calibrates at ``stage_delta`` (a large δ with a small ε: split by basic
@@ -145,8 +150,8 @@ def shared_gaussian_shares(epsilon: float, pure_share: float, delta: float, weig
     if not (0.0 <= pure_share < 1.0 and abs(math.fsum(weights) - 1.0) < 1e-12 and min(weights) > 0):
         raise ValueError(f"shared Gaussian stages need 0 <= pure_share < 1 and positive weights adding up to 1, got "
                          f"pure_share={pure_share!r}, weights={tuple(weights)!r}")
-    z = analytic_gaussian_sigma(epsilon * (1.0 - pure_share) * (1.0 - 2.0**-40), delta)
-    stages = [_epsilon_for_multiplier(z / math.sqrt(w) * (1.0 + 2.0**-40), stage_delta) for w in weights]
+    z = analytic_gaussian_sigma(epsilon * (1.0 - pure_share) * (1.0 - SHARED_MARGIN), delta)
+    stages = [_epsilon_for_multiplier(z / math.sqrt(w) * (1.0 + SHARED_MARGIN), stage_delta) for w in weights]
     return None if None in stages else [cast(float, e) / epsilon for e in stages]
 
 
