@@ -65,3 +65,11 @@ def test_the_calibrations_no_longer_import_scipy_optimize():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
     assert analytic_gaussian_sigma(1.0, 1e-6) > 0 and gaussian_epsilon(3.0, 1e-6) > 0
+
+
+@pytest.mark.parametrize("delta", [1e-300, 5e-301, 1e-250])
+def test_the_analytic_calibration_ends_for_a_delta_far_in_the_tail(delta):
+    """δ = 1e-300 is computed to a few digits only: the rounding-up steps grow, so the calibration
+    ends (it searched for ever before) and its σ still satisfies the constraint."""
+    sigma = analytic_gaussian_sigma(0.9, delta)
+    assert np.isfinite(sigma) and gaussian_delta(sigma, 1.0, 0.9) <= delta

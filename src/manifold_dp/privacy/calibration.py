@@ -93,9 +93,13 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
         hi += 10.0
     log_s = bracketed_root(f, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
     sigma = np.exp(log_s) * sensitivity
-    # round up to the side that satisfies the constraint
+    # round up to the side that satisfies the constraint; after 1000 steps of 1e-15 the steps double (δ far in
+    # the tail, 1e-300, is computed to a few digits only: steps of 1e-15 would take forever)
+    step, steps = 1e-15, 0
     while gaussian_delta(sigma, sensitivity, epsilon) > delta:
-        sigma = np.nextafter(sigma, np.inf) * (1 + 1e-15)
+        sigma = np.nextafter(sigma, np.inf) * (1 + step)
+        steps += 1
+        step *= 2.0 if steps >= 1000 else 1.0
     return float(sigma)
 
 
