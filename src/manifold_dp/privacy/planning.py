@@ -446,15 +446,18 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
     lines = []
     for gaussian in (False, True) if delta is not None else (False,):
         e = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian)
-        kind = "Gaussian, with delta" if gaussian else "K-norm, pure ε"
+        kind = "Gaussian (with delta)" if gaussian else "K-norm (pure ε)"
         ratios = ", ".join(f"{e.ratio(k * e.centre_error):.2g}× at s = {k * e.centre_error:.3g}" for k in (0.25, 1.0, 4.0))
         fallback = "; small n·ε: a public fallback radius" if not e.reliable else ""
-        share = (f"at its own ε = {e.centre_share * epsilon:.3g} and δ/2" if gaussian else f"with {e.centre_share:g} of ε")
-        release = (f"its μ {e.release_strength:.2g} of a single release's at (ε, δ): the Gaussian stages share one μ-GDP "
-                   "budget" if gaussian else f"with {e.release_share:g} of ε")
-        lines.append(f"center='auto' ({kind} first stage in D = {e.dimension} {share}{fallback}): the "
-                     f"private centre errs about E1 = {e.centre_error:.3g}. The release, {release}, "
-                     f"then errs about √(E1² + s²)/({e.release_strength:.2g}·s) times a release in a ball of radius s around "
+        shared = gaussian and e.centre_share + e.release_share > 1.0 + 1e-9  # the Gaussian stages share one μ-GDP budget
+        share = "" if shared else f" with {e.centre_share:g} of ε"
+        release = (f"The centre and the release share one μ-GDP budget (each at its own ε and δ/2: "
+                   f"{e.centre_share * epsilon:.3g} and {e.release_share * epsilon:.3g}, more than ε in sum; the whole is "
+                   f"(ε, δ)-DP), the release's μ {e.release_strength:.2f} of a single release's with all of (ε, δ); it"
+                   if shared else f"The release, with {e.release_share:g} of ε,")
+        lines.append(f"center='auto' ({kind} first stage in D = {e.dimension}{share}{fallback}): the "
+                     f"private centre errs about E1 = {e.centre_error:.3g}. {release} "
+                     f"then errs about √(E1² + s²)/({e.release_strength:.2f}·s) times a release in a ball of radius s around "
                      f"the true centre, for records of spread s (0.9-quantile distance to their mean): {ratios}. "
                      "E1 falls like 1/(n·ε) until it reaches the safe region's size; if you expect s < E1, ask for "
                      "AutoCenter(rounds=2) (a re-centring round).")

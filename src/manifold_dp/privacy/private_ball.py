@@ -225,8 +225,8 @@ def gaussian_stage_shares(shares: tuple[float, list[float], list[float], float],
     part ``a`` of ``μ²`` the centre's part of the two Gaussian shares (``AutoCenter.budget``
     against the release's: 2/9 by default). Each stage is calibrated at its own ``(εᵢ, δ/2)``; with
     the pure shares they add up to more than 1 — the gain of composing the Gaussians exactly (at
-    ε = 1, δ = 1e-6 the release's μ goes from 0.69 to 0.80–0.83 of a single release's and the
-    centre's doubles). ``None`` where a stage would need more noise than any ε > 0 calibrates (a
+    ε = 1, δ = 1e-6 the release's μ is 0.80 of a single release's, against 0.69 with a basic
+    split, and the centre's is twice as large). ``None`` where a stage would need more noise than any ε > 0 calibrates (a
     large δ with a small ε): the shares then stay those of basic composition. Proof:
     docs/private_ball.md, "Gaussian stages"."""
     centre, radius, recentre, release = shares
