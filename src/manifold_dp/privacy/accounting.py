@@ -55,12 +55,12 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from .._validation import _is_real, _shown, check_delta, check_epsilon, check_positive
-from .calibration import bracketed_root, gaussian_delta
+from .._validation import _is_real, _shown, check_epsilon, check_positive
+from .calibration import gaussian_epsilon
 
 __all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "slack_dp_event", "gaussian_epsilon",
            "PrivacyAccountant", "check_accountant", "SlackDpEvent"]
@@ -127,19 +127,6 @@ def slack_dp_event(delta: float) -> SlackDpEvent:
     if not (_is_real(delta) and 0 < delta < 1):
         raise ValueError(f"delta must be a real number in (0, 1), got {_shown(delta)}")
     return SlackDpEvent(float(delta))
-
-
-def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
-    """Smallest ε with ``δ_Gauss(ε) ≤ delta`` for a Gaussian mechanism of multiplier ``z = σ/Δ``
-    (the exact curve of Balle & Wang 2018, Thm 8)."""
-    z, delta = check_positive(noise_multiplier, "noise_multiplier"), check_delta(delta)
-    if gaussian_delta(z, 1.0, 0.0) <= delta:
-        return 0.0
-    f: Callable[[float], float] = lambda e: gaussian_delta(z, 1.0, e) - delta
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2.0
-    return float(bracketed_root(f, 0.0, hi, xtol=1e-13))
 
 
 def _epsilon_of_noise(p: float) -> float:

@@ -10,7 +10,7 @@ from scipy.special import log_ndtr
 from .._validation import check_delta, check_epsilon, check_positive
 
 __all__ = ["gaussian_delta", "analytic_gaussian_sigma", "classical_gaussian_sigma", "shared_gaussian_shares",
-           "gaussian_noise_ratio"]
+           "gaussian_noise_ratio", "gaussian_epsilon"]
 
 
 def bracketed_root(f: Callable[[float], float], a: float, b: float, xtol: float, rtol: float = 4.0 * 2.0 ** -52,
@@ -112,6 +112,19 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     return float(sensitivity * np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)
 
 
+def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
+    """Smallest ε with ``δ_Gauss(ε) ≤ delta`` for a Gaussian mechanism of multiplier ``z = σ/Δ``
+    (the exact curve of Balle & Wang 2018, Thm 8)."""
+    z, delta = check_positive(noise_multiplier, "noise_multiplier"), check_delta(delta)
+    if gaussian_delta(z, 1.0, 0.0) <= delta:
+        return 0.0
+    f: Callable[[float], float] = lambda e: gaussian_delta(z, 1.0, e) - delta
+    hi = 1.0
+    while f(hi) > 0:
+        hi *= 2.0
+    return float(bracketed_root(f, 0.0, hi, xtol=1e-13))
+
+
 # relative margins of the shared Gaussian budget (shared_gaussian_shares): they absorb the last-digit differences
 # between the event charged at the safe region's reference centre and the release's own Δ/σ at the released centre
 SHARED_MARGIN = 2.0**-30
@@ -122,13 +135,9 @@ def _epsilon_for_multiplier(multiplier: float, delta: float) -> float | None:
     ``multiplier``: the root of the exact curve ``gaussian_delta(multiplier, 1, ε) = delta``,
     lowered until the calibration itself confirms it (the root finder may land on either side).
     ``None`` where no ε > 0 asks for that much noise (the multiplier is ``(0, delta)``-DP already)."""
-    f: Callable[[float], float] = lambda e: gaussian_delta(multiplier, 1.0, e) - delta
-    if not f(0.0) > 0:
+    epsilon = gaussian_epsilon(multiplier, delta)
+    if epsilon == 0.0:
         return None
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2.0
-    epsilon = bracketed_root(f, 0.0, hi, xtol=1e-13)
     for _ in range(64):
         if epsilon > 0 and analytic_gaussian_sigma(epsilon, delta) >= multiplier:
             return float(epsilon)
