@@ -15,7 +15,7 @@ from scipy.special import comb
 from manifold_dp import Sphere, private_frechet_mean
 from manifold_dp.privacy import BudgetExceededError, PrivacyAccountant, frechet_mean, gaussian_dp_event, pure_dp_event
 from manifold_dp.privacy.accounting import PLD_DISCRETIZATION, _Composition, _pure_epsilon, check_accountant
-from manifold_dp.privacy.calibration import gaussian_delta
+from manifold_dp.privacy.calibration import analytic_gaussian_sigma, gaussian_delta
 
 
 def _pld(*events):
@@ -114,6 +114,34 @@ def test_two_half_epsilon_releases_fit_a_budget_of_one_exactly():
     assert _pld(pure_dp_event(0.5), pure_dp_event(0.5)).get_epsilon(0.0) > 1.0001
     with pytest.raises(BudgetExceededError):
         acc.charge(pure_dp_event(1e-6))
+
+
+@pytest.mark.parametrize("epsilon", [1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1.0])
+def test_a_release_asking_for_exactly_the_budget_is_admitted_at_every_epsilon(epsilon):
+    # below ε ≈ 1e-4 randomized response's noise parameter is a float near 1 that resolves ε only to
+    # 2.2e-16: more than the budget's relative 1e-12 slack, which used to refuse such a release
+    from dp_accounting import dp_event
+
+    assert PrivacyAccountant(epsilon).can_spend(pure_dp_event(epsilon))
+    halves = dp_event.ComposedDpEvent([pure_dp_event(0.3 * epsilon), pure_dp_event(0.7 * epsilon)])
+    assert PrivacyAccountant(epsilon).can_spend(halves)
+    assert not PrivacyAccountant(epsilon).can_spend(pure_dp_event(epsilon * 1.1))  # the slack is ≤ 2.2e-16 per event
+    if epsilon >= 1e-12:
+        assert not PrivacyAccountant(epsilon).can_spend(pure_dp_event(epsilon * (1 + 1e-3)))
+    if epsilon >= 1e-5:  # the representation resolves a relative 1e-9 here
+        assert not PrivacyAccountant(epsilon).can_spend(pure_dp_event(epsilon * (1 + 1e-9)))
+    for delta in (1e-6, 0.01, 0.5):  # a Gaussian calibrated at (ε, δ): its δ curve is flat in floats at small ε
+        z = analytic_gaussian_sigma(epsilon, delta)
+        assert PrivacyAccountant(epsilon, delta).can_spend(gaussian_dp_event(z))
+        assert not PrivacyAccountant(epsilon, delta).can_spend(gaussian_dp_event(z * (1 - 1e-4)))
+
+
+def test_a_gaussian_with_slightly_less_noise_than_the_budget_allows_is_refused():
+    # the δ-side slack of the accountant (relative 1e-9) is far below what 1e-7 less noise spends
+    z = analytic_gaussian_sigma(1.0, 1e-6)
+    assert PrivacyAccountant(1.0, 1e-6).can_spend(gaussian_dp_event(z))
+    assert not PrivacyAccountant(1.0, 1e-6).can_spend(gaussian_dp_event(z * (1 - 1e-7)))
+    assert not PrivacyAccountant(1e-3, 1e-6).can_spend(pure_dp_event(1e-3 * (1 + 1e-10)))
 
 
 def test_delta_zero_budget_admits_no_gaussian_release():

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from .._validation import _is_real, _shown, check_epsilon, check_positive
-from .calibration import gaussian_epsilon
+from .calibration import gaussian_delta, gaussian_epsilon
 
 __all__ = ["BudgetExceededError", "pure_dp_event", "gaussian_dp_event", "slack_dp_event", "gaussian_epsilon",
            "PrivacyAccountant", "check_accountant", "SlackDpEvent"]
@@ -89,9 +89,12 @@ def pure_dp_event(epsilon: float) -> DpEvent:
 
     tail = math.exp(-epsilon)  # 2e^{-ε}/(1+e^{-ε}) = 2/(1+e^ε), without overflow
     noise = 2.0 * tail / (1.0 + tail)
-    # round toward the side that charges at least ε (a few ulps; relative 1e-7 at ε = 1e-9)
+    # the largest float p that charges at least ε: ε lies in (ε(p⁺), ε(p)], p⁺ the next float above p
+    # (an interval of 2.2e-16 for small ε: relative 1e-7 at ε = 1e-9; ``representation_step``)
     while _epsilon_of_noise(noise) < epsilon:
         noise = math.nextafter(noise, 0.0)
+    while _epsilon_of_noise(math.nextafter(noise, 1.0)) >= epsilon:
+        noise = math.nextafter(noise, 1.0)
     return dp_event.RandomizedResponseDpEvent(noise_parameter=noise, num_buckets=2)
 
 
@@ -138,6 +141,15 @@ def _pure_epsilon(event: DpEvent) -> float:
     return _epsilon_of_noise(event.noise_parameter)
 
 
+def representation_step(event: DpEvent) -> float:
+    """``ε(p) − ε(p⁺)`` of a pure event (``p⁺`` the float above its noise parameter): the width of
+    the interval of ε's that ``pure_dp_event`` represents by the same float. About 2.2e-16 for a
+    small ε, whose ``p`` is a float near 1 — larger than the budget's relative ``10⁻¹²`` slack
+    for ε below about 1e-4; the accountant admits it on top (``PrivacyAccountant.charge``)."""
+    p = event.noise_parameter
+    return _epsilon_of_noise(p) - _epsilon_of_noise(math.nextafter(p, 1.0))
+
+
 def _gaussian_mu(event: DpEvent) -> float:
     """μ = Δ/σ of a Gaussian event (it stores ``2σ/Δ``)."""
     mu: float = 2.0 / event.noise_multiplier
@@ -178,6 +190,9 @@ def _leaf_events(event: DpEvent) -> list[DpEvent]:
     )
 
 
+GAUSSIAN_DELTA_SLACK = 1e-9  # relative; the δ curve's float accuracy at small ε (_Composition.fits)
+
+
 class _Composition:
     """Recorded releases in the forms the two bounds at ``delta`` need: the pure ε's with their
     composed PLD, and the Gaussian μ²'s. Never changed once built; ``extended`` returns a new one.
@@ -190,17 +205,19 @@ class _Composition:
     Gaussian's is unbounded) and when every release is Gaussian ((b) is then exact)."""
 
     def __init__(self, delta: float, pure: Iterable[float] = (), mu_squares: Iterable[float] = (), pure_pld: Any = None,
-                 tight: bool = False, slack: Iterable[float] = ()) -> None:
+                 tight: bool = False, slack: Iterable[float] = (), steps: Iterable[float] = ()) -> None:
         self.delta, self.pure, self.mu_squares, self._pure_pld = delta, tuple(pure), tuple(mu_squares), pure_pld
         self.slack = tuple(slack)  # the δ's of (0, δ) parts (slack_dp_event), composed by summing
         self.rest = delta - math.fsum(self.slack)  # the δ left for the pure and Gaussian parts
         self.tight = tight  # whether bound (a) may be used (releases fixed in advance)
+        self.steps = tuple(steps)  # each pure release's representation_step
         self._spent: tuple[float, float] | None = None  # computed on first use: bound (a) can take a second for a large total μ
 
     def extended(self, leaves: Sequence[DpEvent]) -> _Composition:
         from dp_accounting import dp_event
 
         pure, mu_squares, pure_pld, slack = list(self.pure), list(self.mu_squares), None, list(self.slack)
+        steps = list(self.steps)
         for leaf in leaves:
             if isinstance(leaf, SlackDpEvent):
                 slack.append(leaf.delta)
@@ -209,10 +226,12 @@ class _Composition:
                 mu_squares.append(_gaussian_mu(leaf) ** 2)
                 continue
             pure.append(_pure_epsilon(leaf))
+            steps.append(representation_step(leaf))
             if self.delta > 0 and self.tight:
                 pure_pld = self._copied_pld() if pure_pld is None else pure_pld
                 pure_pld.compose(leaf, count=1)  # one at a time: upstream ignores count for RR events
-        return _Composition(self.delta, pure, mu_squares, self._pure_pld if pure_pld is None else pure_pld, self.tight, slack)
+        return _Composition(self.delta, pure, mu_squares, self._pure_pld if pure_pld is None else pure_pld, self.tight, slack,
+                            steps)
 
     def _copied_pld(self) -> Any:
         from dp_accounting import NeighboringRelation
@@ -250,8 +269,19 @@ class _Composition:
         return self._spent
 
     def fits(self, limit: float) -> bool:
-        """Whether the spent ε is ``≤ limit``; bound (b) decides alone when it fits."""
-        return self.basic_epsilon() <= limit or self.spent()[0] <= limit
+        """Whether the spent ε is ``≤ limit``; bound (b) decides alone when it fits. For the
+        Gaussian part, also where its δ at the ε that bound (b) leaves it is within relative
+        ``GAUSSIAN_DELTA_SLACK`` of ``rest``: at small ε the δ curve is so flat that float64 resolves
+        its ε only to a relative 1e-11–1e-4, and the Gaussian calibrated for exactly the budget
+        (its δ ≤ ``delta`` as the calibration computes it) would otherwise be refused."""
+        return self.basic_epsilon() <= limit or self._gaussian_fits_in_delta(limit) or self.spent()[0] <= limit
+
+    def _gaussian_fits_in_delta(self, limit: float) -> bool:
+        left = limit - math.fsum(self.pure)
+        if not (self.mu_squares and self.rest > 0 and left > 0):
+            return False
+        z = 1.0 / math.sqrt(math.fsum(self.mu_squares))
+        return gaussian_delta(z, 1.0, left) <= self.rest * (1.0 + GAUSSIAN_DELTA_SLACK)
 
     def _smaller_bound(self) -> tuple[float, float]:
         if not (self.pure or self.mu_squares or self.slack):
@@ -414,7 +444,10 @@ class PrivacyAccountant:
         """The composition with ``leaves`` added if it fits the budget, else ``None``; the
         caller holds the lock."""
         composition = self._composition.extended(leaves)
-        return composition if composition.fits(self._epsilon * (1 + 1e-12)) else None
+        # slack: relative 10⁻¹² for float rounding, and each pure event's representation step (a
+        # release asking for exactly the budget is admitted at every ε; docs/theory.md §4)
+        limit = self._epsilon * (1 + 1e-12) + math.fsum(composition.steps)
+        return composition if composition.fits(limit) else None
 
 
 def check_accountant(accountant: object) -> PrivacyAccountant | None:

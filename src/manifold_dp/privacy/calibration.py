@@ -122,7 +122,10 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     hi = 1.0
     while f(hi) > 0:
         hi *= 2.0
-    return float(bracketed_root(f, 0.0, hi, xtol=1e-13))
+    epsilon = bracketed_root(f, 0.0, hi, xtol=1e-300)  # relative precision: a few ulps at every ε
+    while f(epsilon) > 0:  # the side where δ(ε) ≤ delta
+        epsilon = math.nextafter(epsilon, math.inf)
+    return float(epsilon)
 
 
 # relative margins of the shared Gaussian budget (shared_gaussian_shares): they absorb the last-digit differences
