@@ -13,8 +13,10 @@ rounding of the logs). Every row has norm ``≤ R``, so under replace-one neighb
 mean adds at most twice its rounding (``sensitivity.mean_rounding``; the rows are clipped after they
 are computed, so their own rounding does not count). ``T`` is released
 with the ℓ2 K-norm mechanism (density ``∝ exp(−‖z − T‖/σ)``, ``σ = 2R/(nε)``; ε-DP, Hardt & Talwar
-2010, as the first stage), snapped to the public grid ``2^⌈log₂(2^−20 σ)⌉``, and mapped to the point
-``exp_c(z)`` (post-processing). Unlike a Fréchet-mean release at ``(c, R)`` its sensitivity has no
+2010, as the first stage) or, where the private ball's Gaussian stages share one μ-GDP budget, the
+Gaussian mechanism ``N(T, σ²I)`` with ``σ = zΔ`` for a public multiplier ``z`` (``1/z``-GDP at every
+radius, Dong, Roth & Su 2022, Thm 2.7), snapped to the public grid ``2^⌈log₂(2^−20 σ)⌉``, and mapped
+to the point ``exp_c(z)`` (post-processing). Unlike a Fréchet-mean release at ``(c, R)`` its sensitivity has no
 curvature factor (the Laplace's ``L/h`` grows without bound as ``R → r*``), and it needs no certified
 optimisation. Proof and measurements: docs/private_ball.md.
 """
@@ -74,12 +76,18 @@ def noisy_statistic(statistic: FloatArray, sigma: float, rng: np.random.Generato
 
 
 def tangent_round(manifold: Manifold, X: object, center: Array, radius: float, n: int, epsilon: float,
-                  rng: np.random.Generator, reach: float) -> tuple[Array, float]:
+                  rng: np.random.Generator, reach: float, multiplier: float | None = None) -> tuple[Array, float]:
     """One round: ``(exp_c(z'), σ)`` with ``z`` the K-norm release of ``clipped_log_mean`` at
-    ``epsilon`` and ``z'`` it scaled to norm ``≤ reach`` (public: the safe region's diameter, so
-    that ``exp`` stays finite; post-processing)."""
-    sigma = round_scale(n, radius, epsilon)
-    z = noisy_statistic(clipped_log_mean(manifold, X, center, radius, n), sigma, rng)
+    ``epsilon`` — or, given a Gaussian ``multiplier`` ``z``, its Gaussian release with
+    ``σ = z·round_sensitivity`` (``epsilon`` is then unused) — and ``z'`` it scaled to norm
+    ``≤ reach`` (public: the safe region's diameter, so that ``exp`` stays finite; post-processing)."""
+    statistic = clipped_log_mean(manifold, X, center, radius, n)
+    if multiplier is None:
+        sigma = round_scale(n, radius, epsilon)
+        z = noisy_statistic(statistic, sigma, rng)
+    else:
+        sigma = float(multiplier) * round_sensitivity(n, radius)
+        z = snapped(statistic, rng.normal(0.0, sigma, statistic.size), sigma)
     norm = float(np.sqrt(np.dot(z, z)))
     if norm > reach:
         z = z * (reach / norm)

@@ -19,11 +19,11 @@ of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by 
 Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
 probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public) the radius stage is replaced
 by the public fallback ``fallback_index`` and its share goes to the centre. A given radius
-skips the radius stages. With ``delta`` and a Gaussian mechanism the centre and the release are
-Gaussian stages that share one μ-GDP budget (``gaussian_stage_shares``); otherwise the shares add
-up by basic composition. The accountant is charged once, for every stage's event, before the
-records are read; the stages' outputs are each post-processing of a
-mechanism's output, and every later stage is a mechanism for every value of them.
+skips the radius stages. With ``delta`` and a Gaussian mechanism the centre, the re-centring
+rounds and the release are Gaussian stages that share one μ-GDP budget (``gaussian_stage_shares``);
+otherwise the shares add up by basic composition and the rounds are K-norm. The accountant is
+charged once, for every stage's event, before the records are read; the stages' outputs are each
+post-processing of a mechanism's output, and every later stage is a mechanism for every value of them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from . import radius_selection as _selection
 from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .ball_refine import round_sensitivity, tangent_round
-from .calibration import gaussian_noise_ratio, shared_gaussian_shares
+from .calibration import analytic_gaussian_sigma, gaussian_noise_ratio, shared_gaussian_shares
 from .certificate import BallStage, CenterSelection
 from .public import ignoring_float_errors
 
@@ -68,6 +68,8 @@ SMALLER_RADIUS_TILT = 2.0  # nats between the smallest and the largest candidate
 RELIABILITY_MARGIN = 3.0  # ln(1/0.05): a radius below every record with probability ≲ 5 %
 UNSUPPORTED_MECHANISMS = ("riemannian_gaussian",)  # its charge depends on Δ's curvature profile at the centre
 ROUND_THEOREM = "ℓ2 K-norm mechanism (Hardt & Talwar 2010): density ∝ exp(−‖z − T‖/σ), σ = 2R/(nε)"
+GAUSSIAN_ROUND_THEOREM = ("Gaussian mechanism N(T, σ²I), σ = zΔ with a public multiplier z: 1/z-GDP (Dong, Roth & Su 2022, "
+                          "Thm 2.7), composed with the other Gaussian stages as one μ-GDP mechanism")
 DEFAULT_SHARES: dict[int, dict[str, float]] = {  # rounds → shares (docs/private_ball.md, "Why these shares")
     1: {"budget": 0.2, "radius_budget": 0.1, "recentre_budget": 0.1},
     2: {"budget": 0.15, "radius_budget": 0.05, "recentre_budget": 0.1},
@@ -93,7 +95,8 @@ class AutoCenter:
         apply here, its ``quantile`` and ``grid`` do).
     rounds : int or None
         Private radii (default 1); each but the last is followed by a re-centring round at that
-        radius: the K-norm mean of the clipped logs at the current centre (``ball_refine``).
+        radius: the noisy mean of the clipped logs at the current centre (``ball_refine``; Gaussian
+        in the shared μ-GDP budget of an (ε, δ) release, K-norm otherwise).
     recentre_budget : float or None
         Share of ε for each re-centring round (``rounds ≥ 2``).
     bound : float or None
@@ -216,23 +219,40 @@ def _shares(ac: AutoCenter, radius_private: bool, reliable: bool) -> tuple[float
 
 def gaussian_stage_shares(shares: tuple[float, list[float], list[float], float], epsilon: float,
                           delta: float) -> tuple[float, list[float], list[float], float] | None:
-    """The shares of ε when the centre and the release are Gaussian mechanisms (analytic
-    calibration), from public values only. The two Gaussians compose exactly as one of
-    ``μ² = μ₁² + μ₂²`` (μ-GDP; Dong, Roth & Su 2022, Thm 3.2 and Cor. 3.3, adaptive composition),
+    """The shares of ε when the centre, the re-centring rounds and the release are Gaussian
+    mechanisms (analytic calibration), from public values only. Gaussians compose exactly as one of
+    ``μ² = Σ μᵢ²`` (μ-GDP; Dong, Roth & Su 2022, Thm 3.2 and Cor. 3.3, adaptive composition),
     so instead of splitting ``(ε, δ)`` between them by basic composition they split one Gaussian
-    budget (``calibration.shared_gaussian_shares``): the ε left by the pure stages (radius,
-    re-centring: basic composition with them, the accountant's adaptive bound), with the centre's
-    part ``a`` of ``μ²`` the centre's part of the two Gaussian shares (``AutoCenter.budget``
-    against the release's: 2/9 by default). Each stage is calibrated at its own ``(εᵢ, δ/2)``; with
-    the pure shares they add up to more than 1 — the gain of composing the Gaussians exactly (at
-    ε = 1, δ = 1e-6 the release's μ is 0.80 of a single release's, against 0.69 with a basic
-    split, and the centre's is twice as large). ``None`` where a stage would need more noise than any ε > 0 calibrates (a
-    large δ with a small ε): the shares then stay those of basic composition. Proof:
-    docs/private_ball.md, "Gaussian stages"."""
+    budget (``calibration.shared_gaussian_shares``): the ε left by the pure radius stages (basic
+    composition with them, the accountant's adaptive bound), in parts of ``μ²`` proportional to the
+    stages' shares (the centre's 2/9 by default, with one round). Each stage is calibrated at its
+    own ``(εᵢ, δ/k)`` (``k`` Gaussian stages, ``gaussian_stage_delta``); with the pure shares they add
+    up to more than 1 — the gain of composing the Gaussians exactly (at ε = 1, δ = 1e-6 the
+    release's μ is 0.80 of a single release's, against 0.69 with a basic split, and the centre's is
+    twice as large). ``None`` where a stage would need more noise than any ε > 0 calibrates (a
+    large δ with a small ε): the shares then stay those of basic composition, and rounds are
+    K-norm. Proof: docs/private_ball.md, "Gaussian stages"."""
     centre, radius, recentre, release = shares
-    a = centre / (centre + release)
-    split = shared_gaussian_shares(epsilon, math.fsum((*radius, *recentre)), delta, (a, 1.0 - a), 0.5 * delta)
-    return None if split is None else (split[0], radius, recentre, split[1])
+    gaussian = [centre, *recentre, release]
+    total = math.fsum(gaussian)
+    split = shared_gaussian_shares(epsilon, math.fsum(radius), delta, [g / total for g in gaussian],
+                                   gaussian_stage_delta(delta, len(gaussian)))
+    return None if split is None else (split[0], radius, split[1:-1], split[-1])
+
+
+def _release_delta(delta: float, others: list[float]) -> float:
+    """``delta`` less the other stages' δ's, rounded down until all of them add up to at most
+    ``delta`` exactly (the certificate's total)."""
+    rest = delta - math.fsum(others)
+    while math.fsum([*others, rest]) > delta:
+        rest = math.nextafter(rest, 0.0)
+    return rest
+
+
+def gaussian_stage_delta(delta: float, stages: int) -> float:
+    """Each Gaussian stage's δ when ``stages`` of them share the budget (the release takes what
+    the others leave, ``δ − (k − 1)·δ/k``, within an ulp of it)."""
+    return delta / stages if stages != 2 else 0.5 * delta
 
 
 def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: float, delta: float | None,
@@ -263,18 +283,23 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     grid = (np.asarray(given_grid) if given_grid is not None else ball_grid(manifold, fs_probe)) \
         if radius_private else np.array([p.given_radius])
     gaussian = p.delta is not None and mechanism in rel.GAUSSIAN_MECHANISMS
-    delta_first = 0.5 * p.delta if p.delta is not None and gaussian else 0.0
-    p_final = dataclasses.replace(p, delta=(p.delta - delta_first) if p.delta is not None and gaussian else p.delta,
-                                  center=fs_probe.reference)
     ac = ac.resolved()  # rounds and shares: public values only
     # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3 + the base measure's tilt
     reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * eps, n, cast(float, quantile),
                                                           len(grid))
     shares = _shares(ac, radius_private, reliable)
     composed = gaussian_stage_shares(shares, eps, cast(float, p.delta)) if gaussian and calibration == "analytic" else None
-    gaussian_composed = composed is not None  # the two Gaussian stages share one μ-GDP budget (gaussian_stage_shares)
+    gaussian_composed = composed is not None  # the Gaussian stages share one μ-GDP budget (gaussian_stage_shares)
     shares = composed if composed is not None else shares
     centre_share, radius_shares, recentre_shares, release_share = shares
+    # δ: each Gaussian stage's (the rounds are Gaussian only in the shared budget); the release takes the rest
+    delta_first = (gaussian_stage_delta(cast(float, p.delta), 2 + len(recentre_shares) if gaussian_composed else 2)
+                   if gaussian else 0.0)
+    round_delta = delta_first if gaussian_composed else 0.0
+    round_multipliers = tuple(analytic_gaussian_sigma(s * eps, round_delta) for s in recentre_shares) \
+        if gaussian_composed else ()
+    p_final = dataclasses.replace(p, delta=_release_delta(cast(float, p.delta), [delta_first] + [round_delta] * len(
+        recentre_shares)) if gaussian else p.delta, center=fs_probe.reference)
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
     kept: list[float]
     kept_cals: list[tuple[Calibration, float | None]]
@@ -303,7 +328,9 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         from dp_accounting import dp_event
 
         events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
-        events += [pure_dp_event(s * eps) for s in recentre_shares]  # the K-norm rounds (ball_refine)
+        # the rounds (ball_refine): Gaussian of multiplier z (charged a hair below z: at least their μ) or K-norm
+        events += ([gaussian_dp_event(z * (1.0 - 2.0**-50)) for z in round_multipliers] if round_multipliers
+                   else [pure_dp_event(s * eps) for s in recentre_shares])
         events.append(_largest_event([cal[0].measurement.event for cal in kept_cals]))
 
         p.accountant.charge(dp_event.ComposedDpEvent(events))
@@ -311,7 +338,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     sanitised = rel._sanitised(manifold, points, ok, manifold.origin)
     rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, given_grid))
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
-                    round_to, reliable, stage.statistic(sanitised), gaussian_composed)
+                    round_to, reliable, stage.statistic(sanitised), gaussian_composed, round_multipliers, round_delta)
 
 
 @dataclass(frozen=True)
@@ -385,7 +412,9 @@ class BallPlan:
     round_to: float | str | None
     reliable: bool
     _statistic: FloatArray = field(repr=False)
-    gaussian_composed: bool = False  # the centre and the release are Gaussian stages of one μ-GDP budget
+    gaussian_composed: bool = False  # the centre, the rounds and the release are Gaussian stages of one μ-GDP budget
+    round_multipliers: tuple[float, ...] = ()  # each Gaussian round's σ/Δ; empty: K-norm rounds
+    round_delta: float = 0.0  # each Gaussian round's δ
 
     @property
     def epsilon(self) -> float:
@@ -451,16 +480,18 @@ class BallPlan:
             if not last:
                 share = recentre_shares[t] * self.epsilon
                 reach = min(self.first.diameter, float(self.manifold.injectivity_radius))
-                point, sigma = tangent_round(self.manifold, self._X, center, radius, self.public.n, share, rng, reach)
+                z = self.round_multipliers[t] if self.round_multipliers else None
+                point, sigma = tangent_round(self.manifold, self._X, center, radius, self.public.n, share, rng, reach, z)
                 center = self.first.clamp(point)
-                stages.append(self._round_record(share, sigma, radius))
+                stages.append(self._round_record(share, sigma, radius, z is not None))
         point, plan, cal, acceptance = self._release_at(center, radius, release_share, rng)
         stages.append(_release_record("release", cal, radius))
-        delta = float(sum(s.delta for s in stages))
+        delta = math.fsum(s.delta for s in stages)
         pure = [s for s in stages if s.delta == 0.0 and s.epsilon > 0.0]
         if self.gaussian_composed:
             gaussian = self.epsilon - sum(s.epsilon for s in pure)
-            composition = ("the Gaussian stages (centre, release) compose as one μ-GDP mechanism, μ² = μ₁² + μ₂² (Dong, "
+            which = "centre, re-centring rounds, release" if rounds > 1 else "centre, release"
+            composition = (f"the Gaussian stages ({which}) compose as one μ-GDP mechanism, μ² = Σ μᵢ² (Dong, "
                            f"Roth & Su 2022, Thm 3.2 and Cor. 3.3), which is ({gaussian:.6g}, {delta:g})-DP; with the pure "
                            "stages by basic composition: epsilon = " + "".join(f"{s.epsilon:.6g} + " for s in pure)
                            + f"{gaussian:.6g}; delta = {delta:g} (each Gaussian stage is listed with its own epsilon "
@@ -483,12 +514,13 @@ class BallPlan:
         return BallStage(stage="centre", mechanism=f.noise, theorem=f.theorem, statistic=f.title, sensitivity=f.sensitivity,
                          sensitivity_bound=f.rule, scale=f.scale, epsilon=f.epsilon, delta=f.delta, radius=None)
 
-    def _round_record(self, epsilon: float, sigma: float, radius: float) -> BallStage:
-        return BallStage(stage="recentre", mechanism="l2_laplace", theorem=ROUND_THEOREM,
+    def _round_record(self, epsilon: float, sigma: float, radius: float, gaussian: bool) -> BallStage:
+        return BallStage(stage="recentre", mechanism="gaussian" if gaussian else "l2_laplace",
+                         theorem=GAUSSIAN_ROUND_THEOREM if gaussian else ROUND_THEOREM,
                          statistic="(1/n) Σ clip_R(log_c x_i) in orthonormal coordinates of T_c M (ball_refine)",
                          sensitivity=round_sensitivity(self.public.n, radius),
                          sensitivity_bound="Δ = 2R/n: every clipped row has norm ≤ R", scale=sigma, epsilon=epsilon,
-                         delta=0.0, radius=float(radius))
+                         delta=self.round_delta if gaussian else 0.0, radius=float(radius))
 
     def _radius_record(self, share: float, radius: float) -> BallStage:
         if not self.select_radius:
