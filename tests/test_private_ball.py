@@ -208,6 +208,24 @@ def test_gaussian_rounds_join_the_shared_budget(rounds):
     assert "re-centring rounds" in sel.composition
 
 
+@pytest.mark.parametrize("M", [SPDLogEuclidean(16), SPDAffineInvariant(5)])
+def test_a_round_point_that_float64_made_indefinite_is_clamped_into_the_safe_region(M):
+    """exp_c of a long tangent vector can leave float64 with an eigenvalue ≤ 0 (condition number past
+    1e16; a round on SPD-LE(16), n = 300, made ``eigh`` raise on its log): the clamp clips the
+    eigenvalues to [e^−b, e^b] instead, and an overflowed point becomes the public reference."""
+    stage = first_stage(M, 300, 1.0, None)
+    k = M.k
+    q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((k, k)))
+    x = (q * np.r_[-7.5e-9, np.geomspace(1e-3, 1e9, k - 1)]) @ q.T
+    y = stage.clamp(x)
+    w = np.linalg.eigvalsh(y)
+    b = stage.bound
+    assert np.all(np.isfinite(y)) and w[0] >= math.exp(-b) * (1 - 1e-9) and w[-1] <= math.exp(b) * (1 + 1e-9)
+    inside = (q * np.linspace(0.5, 2.0, k)) @ q.T  # a point of the safe region is kept (to rounding)
+    assert np.allclose(stage.clamp(inside), inside, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(stage.clamp(np.full((k, k), np.inf)), stage.reference)
+
+
 def test_gaussian_round_noise_has_its_scale():
     """The round's draw: N(T, σ²I) with σ = z·Δ (the snapped output differs from T by the noise
     alone: its per-coordinate spread matches σ to within 5 % over 400 draws of 4 coordinates, 2.8

@@ -216,7 +216,13 @@ class _SPDStage:
         return cast(FloatArray, (u * np.clip(w, -bound, bound)) @ u.T)
 
     def clamp(self, m: _SPD, x: Array, bound: float) -> Array:
-        return expm_sym(self._clamped_log(logm_spd(np.asarray(x, float)), bound))
+        # the eigenvalues clipped to [e^−b, e^b] (= exp of the clipped log): a round's exp_c of a long tangent
+        # vector can come out of float64 with an eigenvalue ≤ 0 (a condition number past 1e16), whose log is NaN
+        x = np.asarray(x, float)
+        if not np.all(np.isfinite(x)):  # an exp that overflowed: the public reference point
+            return self.reference(m, bound)
+        w, u = np.linalg.eigh(0.5 * (x + np.swapaxes(x, -1, -2)))
+        return cast(Array, (u * np.clip(w, math.exp(-bound), math.exp(bound))) @ u.T)
 
     def reference(self, m: _SPD, bound: float) -> Array:
         logs = np.zeros(m.k)
