@@ -226,6 +226,23 @@ def test_a_round_point_that_float64_made_indefinite_is_clamped_into_the_safe_reg
     assert np.array_equal(stage.clamp(np.full((k, k), np.inf)), stage.reference)
 
 
+def test_classical_calibration_keeps_the_basic_split_and_k_norm_rounds():
+    """The shared μ-GDP budget needs the analytic calibration; with the classical one the stages
+    split (ε, δ) by basic composition (δ/2 to the centre, δ/2 to the release) and the rounds stay
+    K-norm (pure), and the shares add up to ε exactly."""
+    M = Hyperbolic(3)
+    _, X = cluster(M, 2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseWarning)
+        rel = private_frechet_mean(X, M, center=AutoCenter(rounds=2), radius="auto", epsilon=0.5, delta=1e-6,
+                                   mechanism="wrapped_gaussian", calibration="classical", rng=0)
+    sel = rel.certificate.center_selection
+    assert sel.composition.startswith("basic composition")
+    assert [s.mechanism for s in sel.stages if s.stage == "recentre"] == ["l2_laplace"]
+    assert [s.delta for s in sel.stages] == pytest.approx([5e-7, 0, 0, 0, 5e-7])
+    assert math.fsum(s.epsilon for s in sel.stages) == pytest.approx(0.5, rel=1e-12)
+
+
 def test_gaussian_round_noise_has_its_scale():
     """The round's draw: N(T, σ²I) with σ = z·Δ (the snapped output differs from T by the noise
     alone: its per-coordinate spread matches σ to within 5 % over 400 draws of 4 coordinates, 2.8
