@@ -17,11 +17,11 @@ import pytest
 from scipy.stats import beta
 
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, private_frechet_mean
-from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant, pure_dp_event
+from manifold_dp.privacy import CERTIFICATE_SCHEMA, AutoRadius, BudgetExceededError, PrivacyAccountant, pure_dp_event
 from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.ball_refine import clipped_log_mean, noisy_statistic, round_scale, round_sensitivity
 from manifold_dp.privacy.calibration import analytic_gaussian_sigma, shared_gaussian_shares
-from manifold_dp.privacy.private_ball import AutoCenter, BallPlan, ball_log_weights
+from manifold_dp.privacy.private_ball import AutoCenter, BallPlan, ball_grid, ball_log_weights
 from manifold_dp.privacy.release import RecordsWarning, ReleaseWarning, plan_release
 
 SPACES = [Sphere(2), KendallShape2D(5), SPDAffineInvariant(3), SPDLogEuclidean(3), Hyperbolic(3), Euclidean(2)]
@@ -241,6 +241,22 @@ def test_classical_calibration_keeps_the_basic_split_and_k_norm_rounds():
     assert [s.mechanism for s in sel.stages if s.stage == "recentre"] == ["l2_laplace"]
     assert [s.delta for s in sel.stages] == pytest.approx([5e-7, 0, 0, 0, 5e-7])
     assert math.fsum(s.epsilon for s in sel.stages) == pytest.approx(0.5, rel=1e-12)
+
+
+def test_radius_auto_aims_at_the_0_8_quantile_and_takes_the_next_candidate():
+    """radius="auto" with center="auto": the exponential mechanism at the 0.8-quantile, then one
+    candidate up (post-processing; the same draw as an AutoRadius(quantile=0.8) selection); an
+    AutoRadius given explicitly is used as given."""
+    M = Sphere(2)
+    _, X = cluster(M, 1000)
+    ours = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=1.0, rng=5)
+    plain = private_frechet_mean(X, M, center="auto", radius=AutoRadius(quantile=0.8), epsilon=1.0, rng=5)
+    grid = list(ball_grid(M, first_stage(M, 1000, 1.0, None)))
+    r_ours, r_plain = ours.certificate.center_selection.stages[1].radius, plain.certificate.center_selection.stages[1].radius
+    assert grid.index(r_ours) == grid.index(r_plain) + 1
+    assert "then 1 candidate(s) up" in ours.certificate.center_selection.stages[1].statistic
+    assert "quantile 0.8 " in plain.certificate.center_selection.stages[1].statistic
+    assert "candidate(s) up" not in plain.certificate.center_selection.stages[1].statistic
 
 
 def test_gaussian_round_noise_has_its_scale():

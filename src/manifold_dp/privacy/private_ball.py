@@ -74,6 +74,11 @@ DEFAULT_SHARES: dict[int, dict[str, float]] = {  # rounds → shares (docs/priva
     1: {"budget": 0.2, "radius_budget": 0.1, "recentre_budget": 0.1},
     2: {"budget": 0.15, "radius_budget": 0.05, "recentre_budget": 0.1},
 }
+# radius="auto": the exponential mechanism aims at the 0.8-quantile, then takes the next candidate (×1.116): about
+# the 0.9-quantile, with twice the 0.9-quantile's penalty (ε·(1 − q)·n/2) for a radius beyond every record, where
+# distances concentrate in high dimension (docs/private_ball.md, "Stage 2: the radius")
+BALL_QUANTILE = 0.8
+BALL_HEADROOM = 1
 EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(−2j/(G−1)) (smaller radii)"
 
 
@@ -278,7 +283,10 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
                          accountant=accountant, strict=strict)
     n, eps, auto = p.n, p.epsilon, p.auto
     radius_private = auto is not None
-    quantile = auto.quantile if auto is not None else None
+    # radius="auto" (not an AutoRadius): the ball's own target, BALL_QUANTILE and one candidate of headroom
+    ball_default = radius_private and not isinstance(radius, _selection.AutoRadius)
+    quantile = (BALL_QUANTILE if ball_default else cast(_selection.AutoRadius, auto).quantile) if radius_private else None
+    headroom = BALL_HEADROOM if ball_default else 0
     given_grid = auto.grid if auto is not None else None
     grid = (np.asarray(given_grid) if given_grid is not None else ball_grid(manifold, fs_probe)) \
         if radius_private else np.array([p.given_radius])
@@ -338,7 +346,8 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     sanitised = rel._sanitised(manifold, points, ok, manifold.origin)
     rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, given_grid))
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
-                    round_to, reliable, stage.statistic(sanitised), gaussian_composed, round_multipliers, round_delta)
+                    round_to, reliable, stage.statistic(sanitised), gaussian_composed, round_multipliers, round_delta,
+                    headroom)
 
 
 @dataclass(frozen=True)
@@ -366,10 +375,10 @@ class AutoBallExpectation:
 def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
                        gaussian: bool = False) -> AutoBallExpectation:
     """``AutoBallExpectation`` of ``AutoCenter()`` from public values: the shares (with the
-    small-``n·ε`` decision of the default grid and ``q = 0.9``) and the first stage's
+    small-``n·ε`` decision of the default grid and ``BALL_QUANTILE``) and the first stage's
     expected error (``FirstStage.expected_error``). ``gaussian``: the release is a Gaussian
     mechanism with ``delta``, so the first stage is Gaussian too."""
-    q, ac = 0.9, AutoCenter().resolved()
+    q, ac = BALL_QUANTILE, AutoCenter().resolved()
     readable = radius_is_reliable(cast(float, ac.radius_budget) * epsilon, n, q, BALL_GRID_POINTS)
     shares = _shares(ac, True, readable)
     strength = shares[3]
@@ -415,6 +424,7 @@ class BallPlan:
     gaussian_composed: bool = False  # the centre, the rounds and the release are Gaussian stages of one μ-GDP budget
     round_multipliers: tuple[float, ...] = ()  # each Gaussian round's σ/Δ; empty: K-norm rounds
     round_delta: float = 0.0  # each Gaussian round's δ
+    headroom: int = 0  # candidates above the exponential mechanism's choice (BALL_HEADROOM; post-processing)
 
     @property
     def epsilon(self) -> float:
@@ -432,15 +442,17 @@ class BallPlan:
         return self.first.privatise(self._statistic, as_generator(rng))
 
     def _radius(self, center: Array, share: float, rng: np.random.Generator, candidates: tuple[float, ...]) -> float:
-        """The exponential mechanism over ``candidates`` (``ball_log_weights``), or the last
-        candidate when the selection is skipped (a given radius, the small-n fallback)."""
+        """The exponential mechanism over ``candidates`` (``ball_log_weights``) and ``headroom``
+        candidates above its choice (post-processing), or the last candidate when the selection is
+        skipped (a given radius, the small-n fallback)."""
         if not self.select_radius:
             return candidates[-1]
         from . import release as rel
 
         distances = rel.record_distances(self.manifold, self._X, center, cap=rel._distance_cap(candidates))
         utility = _selection.quantile_utility(distances, candidates, cast(float, self.quantile))  # a selection has one
-        return candidates[int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))]
+        j = int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
+        return candidates[min(j + self.headroom, len(candidates) - 1)]
 
     def _release_at(self, center: Array, radius: float, share: float,
                     rng: np.random.Generator) -> tuple[Array, Plan, Calibration, float | None]:
@@ -532,7 +544,8 @@ class BallPlan:
                              sensitivity_bound="", scale=None, epsilon=0.0, delta=0.0, radius=float(radius))
         return BallStage(stage="radius", mechanism="exponential mechanism over a public grid (Gumbel-max draw)",
                          theorem=EM_THEOREM, statistic=f"quantile {self.quantile:g} of ρ(centre, x_i) over "
-                         f"{len(self.candidates)} candidates", sensitivity=1.0,
+                         f"{len(self.candidates)} candidates" + (f", then {self.headroom} candidate(s) up (post-processing)"
+                                                                 if self.headroom else ""), sensitivity=1.0,
                          sensitivity_bound="u(g) = −|#{i : ρ(c, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one",
                          scale=None, epsilon=share * self.epsilon, delta=0.0, radius=float(radius))
 
