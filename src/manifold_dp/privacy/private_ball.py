@@ -96,8 +96,9 @@ class AutoCenter:
     budget : float or None
         Share of ε for the first stage (the rough centre).
     radius_budget : float or None
-        Share of ε for each private radius (with ``radius="auto"``; ``AutoRadius.budget`` does not
-        apply here, its ``quantile`` and ``grid`` do).
+        Share of ε for each private radius (with ``radius="auto"``, which aims at the 0.8-quantile
+        and takes the next candidate up, ``BALL_QUANTILE``; with an ``AutoRadius``, its
+        ``quantile`` and ``grid`` apply and its ``budget`` does not).
     rounds : int or None
         Private radii (default 1); each but the last is followed by a re-centring round at that
         radius: the noisy mean of the clipped logs at the current centre (``ball_refine``; Gaussian
