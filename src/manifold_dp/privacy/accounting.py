@@ -145,9 +145,16 @@ def representation_step(event: DpEvent) -> float:
     """``ε(p) − ε(p⁺)`` of a pure event (``p⁺`` the float above its noise parameter): the width of
     the interval of ε's that ``pure_dp_event`` represents by the same float. About 2.2e-16 for a
     small ε, whose ``p`` is a float near 1 — larger than the budget's relative ``10⁻¹²`` slack
-    for ε below about 1e-4; the accountant admits it on top (``PrivacyAccountant.charge``)."""
+    for ε below about 1e-4; the accountant admits it on top, up to a relative 10⁻⁹ of the
+    event's ε (``_pure_slack``)."""
     p = event.noise_parameter
     return _epsilon_of_noise(p) - _epsilon_of_noise(math.nextafter(p, 1.0))
+
+
+def _pure_slack(event: DpEvent) -> float:
+    """What the budget check allows a pure event beyond its charge: its ``representation_step``,
+    at most a relative ``PURE_SLACK`` of its ε (so that many tiny events cannot add up to more)."""
+    return min(representation_step(event), PURE_SLACK * _pure_epsilon(event))
 
 
 def _gaussian_mu(event: DpEvent) -> float:
@@ -191,6 +198,8 @@ def _leaf_events(event: DpEvent) -> list[DpEvent]:
 
 
 GAUSSIAN_DELTA_SLACK = 1e-9  # relative; the δ curve's float accuracy at small ε (_Composition.fits)
+GAUSSIAN_DELTA_SLACK_MIN_MU = 1e-5  # below, the computed δ curve itself errs by more (cancellation): no δ slack
+PURE_SLACK = 1e-9  # relative, at most: a pure event's representation step (_pure_slack)
 
 
 class _Composition:
@@ -226,7 +235,7 @@ class _Composition:
                 mu_squares.append(_gaussian_mu(leaf) ** 2)
                 continue
             pure.append(_pure_epsilon(leaf))
-            steps.append(representation_step(leaf))
+            steps.append(_pure_slack(leaf))
             if self.delta > 0 and self.tight:
                 pure_pld = self._copied_pld() if pure_pld is None else pure_pld
                 pure_pld.compose(leaf, count=1)  # one at a time: upstream ignores count for RR events
@@ -273,15 +282,19 @@ class _Composition:
         Gaussian part, also where its δ at the ε that bound (b) leaves it is within relative
         ``GAUSSIAN_DELTA_SLACK`` of ``rest``: at small ε the δ curve is so flat that float64 resolves
         its ε only to a relative 1e-11–1e-4, and the Gaussian calibrated for exactly the budget
-        (its δ ≤ ``delta`` as the calibration computes it) would otherwise be refused."""
+        (its δ ≤ ``delta`` as the calibration computes it) would otherwise be refused. Only where
+        ``μ ≥ GAUSSIAN_DELTA_SLACK_MIN_MU``: for a smaller μ the computed curve errs by more than
+        that slack (cancellation between its two terms)."""
         return self.basic_epsilon() <= limit or self._gaussian_fits_in_delta(limit) or self.spent()[0] <= limit
 
     def _gaussian_fits_in_delta(self, limit: float) -> bool:
         left = limit - math.fsum(self.pure)
         if not (self.mu_squares and self.rest > 0 and left > 0):
             return False
-        z = 1.0 / math.sqrt(math.fsum(self.mu_squares))
-        return gaussian_delta(z, 1.0, left) <= self.rest * (1.0 + GAUSSIAN_DELTA_SLACK)
+        mu = math.sqrt(math.fsum(self.mu_squares))
+        if mu < GAUSSIAN_DELTA_SLACK_MIN_MU:
+            return False
+        return gaussian_delta(1.0 / mu, 1.0, left) <= self.rest * (1.0 + GAUSSIAN_DELTA_SLACK)
 
     def _smaller_bound(self) -> tuple[float, float]:
         if not (self.pure or self.mu_squares or self.slack):
@@ -444,8 +457,9 @@ class PrivacyAccountant:
         """The composition with ``leaves`` added if it fits the budget, else ``None``; the
         caller holds the lock."""
         composition = self._composition.extended(leaves)
-        # slack: relative 10⁻¹² for float rounding, and each pure event's representation step (a
-        # release asking for exactly the budget is admitted at every ε; docs/theory.md §4)
+        # slack: relative 10⁻¹² for float rounding, and each pure event's representation step up to a
+        # relative 10⁻⁹ of it (a pure release asking for exactly the budget is admitted for ε ≳ 2e-7;
+        # docs/theory.md §4)
         limit = self._epsilon * (1 + 1e-12) + math.fsum(composition.steps)
         return composition if composition.fits(limit) else None
 
