@@ -46,8 +46,9 @@ from . import radius_selection as _selection
 from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .ball_refine import round_sensitivity, tangent_round
-from .calibration import analytic_gaussian_sigma, gaussian_noise_ratio, shared_gaussian_shares
+from .calibration import gaussian_noise_ratio, shared_gaussian_shares
 from .certificate import BallStage, CenterSelection
+from .measurements import gaussian_scale
 from .public import ignoring_float_errors
 
 if TYPE_CHECKING:
@@ -305,7 +306,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     delta_first = (gaussian_stage_delta(cast(float, p.delta), 2 + len(recentre_shares) if gaussian_composed else 2)
                    if gaussian else 0.0)
     round_delta = delta_first if gaussian_composed else 0.0
-    round_multipliers = tuple(analytic_gaussian_sigma(s * eps, round_delta) for s in recentre_shares) \
+    round_multipliers = tuple(gaussian_scale(1.0, s * eps, round_delta) for s in recentre_shares) \
         if gaussian_composed else ()
     p_final = dataclasses.replace(p, delta=_release_delta(cast(float, p.delta), [delta_first] + [round_delta] * len(
         recentre_shares)) if gaussian else p.delta, center=fs_probe.reference)
