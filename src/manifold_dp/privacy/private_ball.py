@@ -259,7 +259,7 @@ def _release_delta(delta: float, others: list[float]) -> float:
 def gaussian_stage_delta(delta: float, stages: int) -> float:
     """Each Gaussian stage's δ when ``stages`` of them share the budget (the release takes what
     the others leave, ``δ − (k − 1)·δ/k``, within an ulp of it)."""
-    return delta / stages if stages != 2 else 0.5 * delta
+    return delta / stages
 
 
 def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, epsilon: float, delta: float | None,
