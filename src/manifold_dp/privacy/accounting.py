@@ -198,7 +198,6 @@ def _leaf_events(event: DpEvent) -> list[DpEvent]:
 
 
 GAUSSIAN_DELTA_SLACK = 1e-9  # relative; the δ curve's float accuracy at small ε (_Composition.fits)
-GAUSSIAN_DELTA_SLACK_MIN_MU = 1e-5  # below, the computed δ curve itself errs by more (cancellation): no δ slack
 PURE_SLACK = 1e-9  # relative, at most: a pure event's representation step (_pure_slack)
 
 
@@ -282,9 +281,8 @@ class _Composition:
         Gaussian part, also where its δ at the ε that bound (b) leaves it is within relative
         ``GAUSSIAN_DELTA_SLACK`` of ``rest``: at small ε the δ curve is so flat that float64 resolves
         its ε only to a relative 1e-11–1e-4, and the Gaussian calibrated for exactly the budget
-        (its δ ≤ ``delta`` as the calibration computes it) would otherwise be refused. Only where
-        ``μ ≥ GAUSSIAN_DELTA_SLACK_MIN_MU``: for a smaller μ the computed curve errs by more than
-        that slack (cancellation between its two terms)."""
+        (its δ ≤ ``delta`` as the calibration computes it) would otherwise be refused (the computed
+        curve is within 1e-13 of the exact one at every μ: ``calibration.gaussian_delta``)."""
         return self.basic_epsilon() <= limit or self._gaussian_fits_in_delta(limit) or self.spent()[0] <= limit
 
     def _gaussian_fits_in_delta(self, limit: float) -> bool:
@@ -292,8 +290,6 @@ class _Composition:
         if not (self.mu_squares and self.rest > 0 and left > 0):
             return False
         mu = math.sqrt(math.fsum(self.mu_squares))
-        if mu < GAUSSIAN_DELTA_SLACK_MIN_MU:
-            return False
         return gaussian_delta(1.0 / mu, 1.0, left) <= self.rest * (1.0 + GAUSSIAN_DELTA_SLACK)
 
     def _smaller_bound(self) -> tuple[float, float]:
