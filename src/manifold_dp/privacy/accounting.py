@@ -213,19 +213,19 @@ class _Composition:
     Gaussian's is unbounded) and when every release is Gaussian ((b) is then exact)."""
 
     def __init__(self, delta: float, pure: Iterable[float] = (), mu_squares: Iterable[float] = (), pure_pld: Any = None,
-                 tight: bool = False, slack: Iterable[float] = (), steps: Iterable[float] = ()) -> None:
+                 tight: bool = False, slack: Iterable[float] = (), pure_slack: Iterable[float] = ()) -> None:
         self.delta, self.pure, self.mu_squares, self._pure_pld = delta, tuple(pure), tuple(mu_squares), pure_pld
         self.slack = tuple(slack)  # the δ's of (0, δ) parts (slack_dp_event), composed by summing
         self.rest = delta - math.fsum(self.slack)  # the δ left for the pure and Gaussian parts
         self.tight = tight  # whether bound (a) may be used (releases fixed in advance)
-        self.steps = tuple(steps)  # each pure release's representation_step
+        self.pure_slack = tuple(pure_slack)  # each pure release's _pure_slack
         self._spent: tuple[float, float] | None = None  # computed on first use: bound (a) can take a second for a large total μ
 
     def extended(self, leaves: Sequence[DpEvent]) -> _Composition:
         from dp_accounting import dp_event
 
         pure, mu_squares, pure_pld, slack = list(self.pure), list(self.mu_squares), None, list(self.slack)
-        steps = list(self.steps)
+        pure_slack = list(self.pure_slack)
         for leaf in leaves:
             if isinstance(leaf, SlackDpEvent):
                 slack.append(leaf.delta)
@@ -234,12 +234,12 @@ class _Composition:
                 mu_squares.append(_gaussian_mu(leaf) ** 2)
                 continue
             pure.append(_pure_epsilon(leaf))
-            steps.append(_pure_slack(leaf))
+            pure_slack.append(_pure_slack(leaf))
             if self.delta > 0 and self.tight:
                 pure_pld = self._copied_pld() if pure_pld is None else pure_pld
                 pure_pld.compose(leaf, count=1)  # one at a time: upstream ignores count for RR events
         return _Composition(self.delta, pure, mu_squares, self._pure_pld if pure_pld is None else pure_pld, self.tight, slack,
-                            steps)
+                            pure_slack)
 
     def _copied_pld(self) -> Any:
         from dp_accounting import NeighboringRelation
@@ -456,7 +456,7 @@ class PrivacyAccountant:
         # slack: relative 10⁻¹² for float rounding, and each pure event's representation step up to a
         # relative 10⁻⁹ of it (a pure release asking for exactly the budget is admitted for ε ≳ 2e-7;
         # docs/theory.md §4)
-        limit = self._epsilon * (1 + 1e-12) + math.fsum(composition.steps)
+        limit = self._epsilon * (1 + 1e-12) + math.fsum(composition.pure_slack)
         return composition if composition.fits(limit) else None
 
 
