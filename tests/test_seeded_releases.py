@@ -5,8 +5,9 @@ Every mechanism on every space that supports it, the variance, tangent PCA, ``ra
 and the mechanism chosen, in ``float.hex``, or the refusal's type and message. A change to how a
 release is organised must leave these unchanged; a change that is meant to alter a release
 regenerates the file (``python tests/test_seeded_releases.py --write``) and says why in its commit.
-The comparison is bit for bit under the numpy and scipy versions that wrote the file; under others
-(whose LAPACK may round differently) every number must agree to 1e-9 relative.
+The comparison is bit for bit under the numpy and scipy versions and the BLAS kernel that wrote the
+file; under others (whose LAPACK may round differently: OpenBLAS picks its kernel per CPU) every
+number must agree to 1e-9 relative.
 """
 
 from __future__ import annotations
@@ -91,7 +92,16 @@ def _cases() -> dict[str, Any]:
 CASES = _cases()
 
 
-ENVIRONMENT = {"numpy": np.__version__, "scipy": scipy.__version__}
+def _blas() -> str:
+    """The BLAS and the kernel it picked for this CPU (OpenBLAS chooses per CPU at run time, and
+    kernels round eigendecompositions differently in the last bits)."""
+    from threadpoolctl import threadpool_info
+
+    return ", ".join(sorted(f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+                            for i in threadpool_info() if i.get("user_api") == "blas"))
+
+
+ENVIRONMENT = {"numpy": np.__version__, "scipy": scipy.__version__, "blas": _blas()}
 
 
 @pytest.fixture(scope="module")
