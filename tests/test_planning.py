@@ -311,3 +311,8 @@ def test_plan_command_says_what_center_auto_will_do(capsys):
     expected = expected_auto_ball(Hyperbolic(10), n=1000, epsilon=1.0)
     assert len(lines) == 2 and f"E1 = {expected.centre_error:.3g}." in lines[0] and "Gaussian" in lines[1], out
     assert "AutoCenter(rounds=2)" in lines[0]
+    gaussian = expected_auto_ball(Hyperbolic(10), n=1000, epsilon=1.0, delta=1e-6, gaussian=True)
+    assert gaussian.rounds == 2 and "Two rounds" in lines[1] and "radius search, re-centring round" in lines[1]
+    s = 0.5  # with a round the centre's error is the round's, about round_error times the first radius √(E1² + s²)
+    round_error = gaussian.round_error * np.hypot(gaussian.centre_error, s)
+    assert gaussian.ratio(s) == pytest.approx(np.hypot(round_error, s) / (gaussian.release_strength * s))

@@ -17,11 +17,12 @@ import pytest
 from scipy.stats import beta
 
 from manifold_dp import Euclidean, Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, private_frechet_mean
-from manifold_dp.privacy import CERTIFICATE_SCHEMA, AutoRadius, BudgetExceededError, PrivacyAccountant, pure_dp_event
+from manifold_dp.privacy import CERTIFICATE_SCHEMA, AutoRadius, BudgetExceededError, PrivacyAccountant
 from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.ball_refine import clipped_log_mean, noisy_statistic, round_scale, round_sensitivity
 from manifold_dp.privacy.calibration import analytic_gaussian_sigma, shared_gaussian_shares
-from manifold_dp.privacy.private_ball import AutoCenter, BallPlan, ball_grid, ball_log_weights
+from manifold_dp.privacy.private_ball import BALL_GRID_POINTS, AutoCenter, BallPlan, ball_grid, ball_log_weights
+from manifold_dp.privacy.radius_selection import noisy_binary_search, search_steps
 from manifold_dp.privacy.release import RecordsWarning, ReleaseWarning, plan_release
 
 SPACES = [Sphere(2), KendallShape2D(5), SPDAffineInvariant(3), SPDLogEuclidean(3), Hyperbolic(3), Euclidean(2)]
@@ -136,13 +137,21 @@ def test_given_radius_and_gaussian_delta_split():
     assert sum(s.epsilon for s in stages) > 1.2 and "μ-GDP" in rel.certificate.center_selection.composition
 
 
-@pytest.mark.parametrize("M, mechanism", [(Sphere(2), "ambient_gaussian"), (Hyperbolic(3), "wrapped_gaussian"),
-                                          (KendallShape2D(5), "ambient_gaussian")])
-def test_gaussian_stages_spend_exactly_the_budget(M, mechanism):
-    """A private radius (pure ε_r) and two Gaussian stages: the accountant (adaptive: basic
-    composition of the pure part with the Gaussians' μ-GDP) is charged the whole (ε, δ) and no more,
-    and an independent privacy-loss-distribution bound of the three events agrees; the release's μ
-    is larger than under the basic split (0.2 / 0.1 / 0.7 of ε, δ/2 each)."""
+def _stage_mu(stage):
+    """μ of a Gaussian stage of the certificate: Δ/σ, and for a noisy binary search √K·Δ/σ (K
+    count queries of σ each; the default grid of 64 candidates takes K = 6)."""
+    mu = _gaussian_mu(stage)
+    return math.sqrt(search_steps(BALL_GRID_POINTS)) * mu if stage.stage == "radius" else mu
+
+
+@pytest.mark.parametrize("M, mechanism, rounds", [(Sphere(2), "ambient_gaussian", 1), (Hyperbolic(3), "wrapped_gaussian", 2),
+                                                  (KendallShape2D(5), "ambient_gaussian", 1)])
+def test_gaussian_stages_spend_exactly_the_budget(M, mechanism, rounds):
+    """Under (ε, δ) with a Gaussian mechanism every stage is Gaussian — the centre, the radius (a
+    noisy binary search), a re-centring round where the first stage works in a bounded chart, the
+    release — and they share one μ-GDP budget: Σ μᵢ² is that of a single Gaussian at (ε, δ), to
+    within 1e-8; the accountant is charged the whole (ε, δ) and no more, and an independent
+    privacy-loss-distribution bound of the stages agrees."""
     from dp_accounting import NeighboringRelation, dp_event
     from dp_accounting.pld import PLDAccountant
 
@@ -152,16 +161,22 @@ def test_gaussian_stages_spend_exactly_the_budget(M, mechanism):
         warnings.simplefilter("ignore", ReleaseWarning)  # the fixed seed's warning
         rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=1.0, delta=1e-6, mechanism=mechanism,
                                    accountant=acc, rng=0)
-    stages = rel.certificate.center_selection.stages
-    assert [s.stage for s in stages] == ["centre", "radius", "release"] and stages[1].epsilon == pytest.approx(0.1)
+    sel = rel.certificate.center_selection
+    stages = sel.stages
+    want = ["centre"] + ["radius", "recentre"] * (rounds - 1) + ["radius", "release"]
+    assert [s.stage for s in stages] == want and sel.rounds == rounds and all(s.delta > 0 for s in stages)
+    assert all(s.mechanism.startswith("noisy binary search") for s in stages if s.stage == "radius")
     spent = acc.spent()
     assert 1.0 - 1e-6 < spent[0] <= 1.0 and spent[1] == 1e-6
-    mu1, mu2 = _gaussian_mu(stages[0]), _gaussian_mu(stages[2])
-    assert math.hypot(mu1, mu2) <= 1.0 / analytic_gaussian_sigma(0.9, 1e-6)
-    assert mu2 > 1.1 / analytic_gaussian_sigma(0.7, 5e-7) and mu1 > 1.9 / analytic_gaussian_sigma(0.2, 5e-7)
+    mus = [_stage_mu(s) for s in stages]
+    single = 1.0 / analytic_gaussian_sigma(1.0, 1e-6)
+    assert single * (1 - 1e-8) < math.sqrt(math.fsum(m * m for m in mus)) <= single
+    # the release keeps more than under the basic split (0.2 / 0.1 / 0.7 of ε, δ/2 each)
+    assert mus[-1] > 1.1 / analytic_gaussian_sigma(0.7 if rounds == 1 else 0.65, 5e-7)
+    assert math.fsum(s.delta for s in stages) <= 1e-6 and "radius searches" in sel.composition
     pld = PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-4)
-    for event in (dp_event.GaussianDpEvent(2.0 / mu1), pure_dp_event(0.1), dp_event.GaussianDpEvent(2.0 / mu2)):
-        pld.compose(event)
+    for mu in mus:
+        pld.compose(dp_event.GaussianDpEvent(2.0 / mu))
     assert pld.get_epsilon(1e-6) <= 1.0 + 1e-3  # the PLD grid's own pessimism: 1e-4 per event or so
 
 
@@ -186,24 +201,19 @@ def test_gaussian_rounds_join_the_shared_budget(rounds):
     stages = sel.stages
     rounds_ = [s for s in stages if s.stage == "recentre"]
     assert len(rounds_) == rounds - 1 and all(s.mechanism == "gaussian" and s.delta > 0 for s in rounds_)
-    gaussian = [s for s in stages if s.delta > 0]
-    assert [s.stage for s in gaussian] == ["centre"] + ["recentre"] * (rounds - 1) + ["release"]
+    assert all(s.delta > 0 for s in stages)  # every stage Gaussian, the radius searches too
+    assert [s.stage for s in stages] == ["centre"] + ["radius", "recentre"] * (rounds - 1) + ["radius", "release"]
     for s in rounds_:
         assert s.sensitivity == pytest.approx(2.0 * s.radius / 2000) and s.scale / s.sensitivity > 1.0
-    pure = math.fsum(s.epsilon for s in stages if s.delta == 0.0)
-    assert pure == pytest.approx(0.05 * rounds)
-    mu = math.sqrt(math.fsum(_gaussian_mu(s) ** 2 for s in gaussian))
-    single = 1.0 / analytic_gaussian_sigma(1.0 - pure, 1e-6)
+    mu = math.sqrt(math.fsum(_stage_mu(s) ** 2 for s in stages))
+    single = 1.0 / analytic_gaussian_sigma(1.0, 1e-6)
     assert single * (1 - 1e-8) < mu <= single
     assert math.fsum(s.delta for s in stages) <= 1e-6 and rel.delta <= 1e-6
     spent = acc.spent()
     assert 1.0 - 1e-6 < spent[0] <= 1.0 and spent[1] == 1e-6 and len(acc.events) == 2 * rounds + 1
     pld = PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-4)
     for s in stages:
-        if s.delta > 0:
-            pld.compose(dp_event.GaussianDpEvent(2.0 / _gaussian_mu(s)))
-        elif s.epsilon > 0:
-            pld.compose(pure_dp_event(s.epsilon))
+        pld.compose(dp_event.GaussianDpEvent(2.0 / _stage_mu(s)))
     assert pld.get_epsilon(1e-6) <= 1.0 + 2e-3  # the PLD grid's own pessimism: 1e-4 per event or so
     assert "re-centring rounds" in sel.composition
 
@@ -584,3 +594,92 @@ def test_an_extreme_spd_record_is_replaced_not_fatal(cls, kwargs, extreme):
         assert M.belongs(rel.point)
         outcomes.append(rel.certificate.mechanism)
     assert outcomes[0] == outcomes[1]
+
+
+GAUSSIAN_SPACES = [(Sphere(2), "ambient_gaussian"), (KendallShape2D(5), "ambient_gaussian"),
+                   (SPDAffineInvariant(3), "wrapped_gaussian"), (SPDLogEuclidean(3), "tangent_gaussian"),
+                   (Hyperbolic(3), "wrapped_gaussian")]
+
+
+@pytest.mark.parametrize("M, mechanism", GAUSSIAN_SPACES, ids=[repr(m) for m, _ in GAUSSIAN_SPACES])
+def test_gaussian_ball_neighbours_same_outcome_and_plan(M, mechanism):
+    """Under (ε, δ): a dataset and its worst-case neighbours (a far point, an antipode, NaN) get the
+    same rounds, shares, search noise, stages (mechanism, ε, δ), outcome and warning categories;
+    so does unrelated data."""
+    _, X = cluster(M, 400)
+    options = {"delta": 1e-6, "mechanism": mechanism}
+    data = [X, *neighbours(M, X), M.random_point(M.origin, 0.05, size=400, rng=3)]
+    plans = [plan_release(Y, M, center="auto", radius="auto", epsilon=1.0, **options) for Y in data]
+    for plan in plans[1:]:
+        assert (plan.auto, plan.shares, plan.search_sigmas, plan.round_multipliers, plan.reliable) == \
+            (plans[0].auto, plans[0].shares, plans[0].search_sigmas, plans[0].round_multipliers, plans[0].reliable)
+    assert plans[0].search_sigmas and plans[0].reliable  # n = 400 at ε = 1: the radius is a noisy binary search
+    base = _release(X, M, **options)
+    assert base[1] == "ok"
+    for Y in data[1:]:
+        other = _release(Y, M, **options)
+        assert other[1] == base[1] and other[2] == base[2]
+        assert _public_fields(other[0].certificate) == _public_fields(base[0].certificate)
+
+
+def test_noisy_binary_search_draws_its_stated_noise():
+    """One step (two candidates): the first is kept when ``count + N(0, σ²) ≥ target``, with
+    probability Φ((count − target)/σ) = Φ(0.5) = 0.691 here (Φ(1) = 0.841 if the noise were
+    halved); over 4000 draws (fixed seed) the frequency is within 4 standard errors (α ≈ 6e-5).
+    Without noise the search finds the first candidate whose count reaches the target, in
+    ⌈log₂ G⌉ steps of one normal draw each, whatever the data."""
+    from scipy.stats import norm
+
+    d = np.r_[np.zeros(60), np.full(40, 2.0)]  # count(g = 1) = 60
+    rng = np.random.default_rng(11)
+    kept = np.mean([noisy_binary_search(d, [1.0, 3.0], 50.0, 20.0, rng=rng) == 0 for _ in range(4000)])
+    p = float(norm.cdf(0.5))
+    assert abs(kept - p) < 4.0 * math.sqrt(p * (1 - p) / 4000)
+    grid = np.geomspace(0.01, 10.0, 64)
+    dist = np.random.default_rng(3).uniform(0.0, 5.0, 500)
+    counts = np.array([np.count_nonzero(dist <= g) for g in grid])
+    for target in (0.0, 50.0, 450.0, 500.0, 501.0):
+        want = int(np.argmax(counts >= target)) if np.any(counts >= target) else 63
+        assert noisy_binary_search(dist, grid, target, 1e-300, rng=np.random.default_rng(0)) == want
+    for data in (dist, np.zeros(500), np.full(500, 1e9)):
+        a, b = np.random.default_rng(5), np.random.default_rng(5)
+        noisy_binary_search(data, grid, 250.0, 3.0, rng=a)
+        b.standard_normal(search_steps(64))
+        assert a.random() == b.random()  # six draws, whatever the records
+
+
+def test_two_rounds_where_the_first_stage_is_a_bounded_chart():
+    """rounds unset: two rounds under (ε, δ) where the first stage works in a bounded chart
+    (hyperbolic, SPD) and the two rounds' noisy binary searches can tell the data's scale; one on
+    spheres and Kendall shapes, at small n, with pure ε, or where rounds is given. A function of
+    public values (``expected_auto_ball`` says the same before any data)."""
+    from manifold_dp.privacy.private_ball import expected_auto_ball
+
+    def rounds(M, n, **kw):
+        _, X = cluster(M, n)
+        return plan_release(X, M, center=kw.pop("center", "auto"), radius="auto", epsilon=1.0, **kw).auto.rounds
+
+    gauss = {"delta": 1e-6, "mechanism": "wrapped_gaussian"}
+    assert rounds(Hyperbolic(3), 400, **gauss) == 2 and rounds(SPDAffineInvariant(3), 400, **gauss) == 2
+    assert rounds(Sphere(2), 400, delta=1e-6, mechanism="ambient_gaussian") == 1
+    assert rounds(Hyperbolic(3), 100, **gauss) == 1  # 2σ of the two rounds' count noise (≈ 90) > 0.45·n
+    assert rounds(Hyperbolic(3), 400) == 1  # pure ε: the radius is the exponential mechanism
+    assert rounds(Hyperbolic(3), 400, center=AutoCenter(rounds=1), **gauss) == 1
+    assert expected_auto_ball(Hyperbolic(3), n=400, epsilon=1.0, delta=1e-6, gaussian=True).rounds == 2
+    assert expected_auto_ball(Hyperbolic(3), n=100, epsilon=1.0, delta=1e-6, gaussian=True).rounds == 1
+
+
+def test_gaussian_radius_small_n_falls_back_to_the_public_radius():
+    """Where 2σ of the search's count noise exceeds 0.45·n the radius is the public fallback, its
+    share goes to the centre, and the centre and release still share one μ-GDP budget."""
+    M = Sphere(2)
+    _, X = cluster(M, 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=1.0, delta=1e-6,
+                                   mechanism="ambient_gaussian", rng=0)
+    sel = rel.certificate.center_selection
+    assert sel.small_n_fallback and sel.stages[1].mechanism == "none (public)" and sel.stages[1].epsilon == 0.0
+    mu = math.hypot(_gaussian_mu(sel.stages[0]), _gaussian_mu(sel.stages[2]))
+    single = 1.0 / analytic_gaussian_sigma(1.0, 1e-6)
+    assert single * (1 - 1e-8) < mu <= single

@@ -451,14 +451,19 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
         fallback = "; small n·ε: a public fallback radius" if not e.reliable else ""
         shared = gaussian and e.centre_share + e.release_share > 1.0 + 1e-9  # the Gaussian stages share one μ-GDP budget
         share = "" if shared else f" with {e.centre_share:g} of ε"
-        release = (f"The centre and the release share one μ-GDP budget (each at its own ε and δ/2: "
-                   f"{e.centre_share * epsilon:.3g} and {e.release_share * epsilon:.3g}, more than ε in sum; the whole is "
-                   f"(ε, δ)-DP), the release's μ {e.release_strength:.2f} of a single release's with all of (ε, δ); it"
-                   if shared else f"The release, with {e.release_share:g} of ε,")
+        stages = "centre, radius search" + (", re-centring round" if e.rounds > 1 else "") + ", release"
+        release = (f"The stages ({stages if e.reliable else 'centre, release'}) share one μ-GDP budget (each at its "
+                   f"own ε and a part of δ: the centre {e.centre_share * epsilon:.3g}, the release "
+                   f"{e.release_share * epsilon:.3g}; the whole is (ε, δ)-DP), the release's μ {e.release_strength:.2f} "
+                   "of a single release's with all of (ε, δ); it" if shared else f"The release, with {e.release_share:g} of ε,")
+        centre = "E1" if e.rounds == 1 else f"the re-centring round's {e.round_error:.2g}·√(E1² + s²)"
+        advice = ("E1 falls like 1/(n·ε) until it reaches the safe region's size; if you expect s < E1, ask for "
+                  "AutoCenter(rounds=2) (a re-centring round)." if e.rounds == 1 else
+                  "Two rounds: the first stage works in a bounded chart, and a round at the private radius brings "
+                  "the centre to within a fraction of the records' distance from it.")
         lines.append(f"center='auto' ({kind} first stage in D = {e.dimension}{share}{fallback}): the "
                      f"private centre errs about E1 = {e.centre_error:.3g}. {release} "
-                     f"then errs about √(E1² + s²)/({e.release_strength:.2f}·s) times a release in a ball of radius s around "
-                     f"the true centre, for records of spread s (0.9-quantile distance to their mean): {ratios}. "
-                     "E1 falls like 1/(n·ε) until it reaches the safe region's size; if you expect s < E1, ask for "
-                     "AutoCenter(rounds=2) (a re-centring round).")
+                     f"then errs about √(E² + s²)/({e.release_strength:.2f}·s) times a release in a ball of radius s around "
+                     f"the true centre, with E = {centre}, for records of spread s (0.9-quantile distance to their "
+                     f"mean): {ratios}. {advice}")
     return "\n".join(lines)

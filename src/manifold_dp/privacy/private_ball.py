@@ -9,19 +9,23 @@ of Karwa & Vadhan (ITCS 2018), brought to manifolds. Stages, every one fixed by 
    ``ww*``; SPD: the mean of clipped logs; hyperbolic: clipped ``log_e0``; Euclidean: the clipped
    mean; the flat-chart ones shrunk towards the origin by a James–Stein factor, post-processing),
    share ``budget`` (0.2) of ε;
-2. ``rounds`` times (default 1): a **radius** around the current centre — the exponential
-   mechanism over a public grid with the quantile utility (``radius_selection``), a base measure
-   that mildly favours smaller radii (``ball_log_weights``), share ``radius_budget`` (0.1) — and,
+2. ``rounds`` times (default 1; 2 under (ε, δ) where the first stage works in a bounded chart,
+   ``_resolve``): a **radius** around the current centre — the exponential mechanism over a
+   public grid with the quantile utility (``radius_selection``), a base measure that mildly
+   favours smaller radii (``ball_log_weights``), or under (ε, δ) with Gaussian stages a noisy
+   binary search (``radius_selection.noisy_binary_search``), share ``radius_budget`` (0.1) — and,
    except in the last round, a **re-centring** release at that radius (share ``recentre_budget``), clamped back into
    the first stage's safe region;
 3. the **release** with the chosen mechanism at the final ``(centre, radius)`` with the rest of ε.
 
 Small ``n·ε``: when the exponential mechanism could pick a radius below every record with
-probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public) the radius stage is replaced
-by the public fallback ``fallback_index`` and its share goes to the centre. A given radius
-skips the radius stages. With ``delta`` and a Gaussian mechanism the centre, the re-centring
-rounds and the release are Gaussian stages that share one μ-GDP budget (``gaussian_stage_shares``);
-otherwise the shares add up by basic composition and the rounds are K-norm. The accountant is
+probability above about 5 % (``ε_r·n·q/2 < ln G + 3 + 2``, public), or the search's count noise
+is too large (``search_is_reliable``), the radius stage is replaced by the public fallback
+``fallback_index`` and its share goes to the centre. A given radius skips the radius stages. With
+``delta`` and a Gaussian mechanism the centre, the radius searches, the re-centring rounds and
+the release are Gaussian stages that share one μ-GDP budget (``gaussian_stage_shares``);
+otherwise the shares add up by basic composition, the radii are exponential mechanisms and the
+rounds are K-norm. The accountant is
 charged once, for every stage's event, before the records are read; the stages' outputs are each
 post-processing of a mechanism's output, and every later stage is a mechanism for every value of them.
 """
@@ -80,6 +84,14 @@ DEFAULT_SHARES: dict[int, dict[str, float]] = {  # rounds → shares (docs/priva
 # distances concentrate in high dimension (docs/private_ball.md, "Stage 2: the radius")
 BALL_QUANTILE = 0.8
 BALL_HEADROOM = 1
+# under (ε, δ) with Gaussian stages the radius is a noisy binary search (radius_selection.noisy_binary_search): its
+# count error is a few records, not the exponential mechanism's ~2 ln G/ε_r, so it aims at the 0.9-quantile itself
+SEARCH_QUANTILE = 0.9
+SEARCH_HEADROOM = 0
+SEARCH_RELIABILITY = 2.0  # standard deviations of the count noise (search_is_reliable)
+SEARCH_THEOREM = ("Gaussian mechanism on counts of sensitivity 1, K = ⌈log₂ G⌉ adaptive steps of σ = √K·z: 1/z-GDP "
+                  "(Dong, Roth & Su 2022, Thm 2.7 and Cor. 3.3), composed with the other Gaussian stages as one μ-GDP "
+                  "mechanism")
 EM_THEOREM = "McSherry & Talwar 2007, Thm 6, quantile utility (Smith 2011), base measure ∝ e^(−2j/(G−1)) (smaller radii)"
 
 
@@ -89,8 +101,11 @@ class AutoCenter:
 
     Every ``None`` is resolved before the data are read (``resolved``): one round with shares 0.2
     (centre) / 0.1 (radius); with ``rounds ≥ 2``, 0.15 / 0.05 per radius / 0.1 per re-centring
-    round. The release gets the rest of ε. A round pays where the first stage's error (``manifold-dp
-    plan`` prints it) is larger than the data's spread; measured in docs/private_ball.md.
+    round. The release gets the rest of ε. ``rounds=None`` is two rounds under (ε, δ) where the
+    first stage works in a bounded chart (SPD, hyperbolic, Euclidean) and the radius searches can
+    run at two rounds' shares, one otherwise (``_resolve``). A round pays where the first stage's
+    error (``manifold-dp plan`` prints it) is larger than the data's spread; measured in
+    docs/private_ball.md.
 
     Parameters
     ----------
@@ -101,7 +116,7 @@ class AutoCenter:
         and takes the next candidate up, ``BALL_QUANTILE``; with an ``AutoRadius``, its
         ``quantile`` and ``grid`` apply and its ``budget`` does not).
     rounds : int or None
-        Private radii (default 1); each but the last is followed by a re-centring round at that
+        Private radii (default: 1, or 2 as above); each but the last is followed by a re-centring round at that
         radius: the noisy mean of the clipped logs at the current centre (``ball_refine``; Gaussian
         in the shared μ-GDP budget of an (ε, δ) release, K-norm otherwise).
     recentre_budget : float or None
@@ -225,26 +240,41 @@ def _shares(ac: AutoCenter, radius_private: bool, reliable: bool) -> tuple[float
 
 
 def gaussian_stage_shares(shares: tuple[float, list[float], list[float], float], epsilon: float,
-                          delta: float) -> tuple[float, list[float], list[float], float] | None:
-    """The shares of ε when the centre, the re-centring rounds and the release are Gaussian
-    mechanisms (analytic calibration), from public values only. Gaussians compose exactly as one of
+                          delta: float, radius_gaussian: bool = False) -> tuple[float, list[float], list[float], float] | None:
+    """The shares of ε when the centre, the re-centring rounds and the release — and, with
+    ``radius_gaussian``, the private radii (``noisy_binary_search``) — are Gaussian mechanisms
+    (analytic calibration), from public values only. Gaussians compose exactly as one of
     ``μ² = Σ μᵢ²`` (μ-GDP; Dong, Roth & Su 2022, Thm 3.2 and Cor. 3.3, adaptive composition),
     so instead of splitting ``(ε, δ)`` between them by basic composition they split one Gaussian
-    budget (``calibration.shared_gaussian_shares``): the ε left by the pure radius stages (basic
-    composition with them, the accountant's adaptive bound), in parts of ``μ²`` proportional to the
-    stages' shares (the centre's 2/9 by default, with one round). Each stage is calibrated at its
-    own ``(εᵢ, δ/k)`` (``k`` Gaussian stages, ``gaussian_stage_delta``); with the pure shares they add
-    up to more than 1 — the gain of composing the Gaussians exactly (at ε = 1, δ = 1e-6 the
-    release's μ is 0.80 of a single release's, against 0.69 with a basic split, and the centre's is
-    twice as large). ``None`` where a stage would need more noise than any ε > 0 calibrates (a
-    large δ with a small ε): the shares then stay those of basic composition, and rounds are
-    K-norm. Proof: docs/private_ball.md, "Gaussian stages"."""
+    budget (``calibration.shared_gaussian_shares``): the ε left by any pure radius stages (basic
+    composition with them, the accountant's adaptive bound; all of ε when the radii are Gaussian
+    too), in parts of ``μ²`` proportional to the stages' shares (the centre's 0.2, each radius's
+    0.1, the release's 0.7 by default, with one round). Each stage is calibrated at its own
+    ``(εᵢ, δ/k)`` (``k`` Gaussian stages, ``gaussian_stage_delta``); they add up to more than 1 —
+    the gain of composing the Gaussians exactly. ``None`` where a stage would need more noise than
+    any ε > 0 calibrates (a large δ with a small ε): the shares then stay those of basic
+    composition, the radii are exponential mechanisms and rounds are K-norm. Proof:
+    docs/private_ball.md, "Gaussian stages"."""
     centre, radius, recentre, release = shares
-    gaussian = [centre, *recentre, release]
+    searched = [r for r in radius if r > 0.0] if radius_gaussian else []
+    gaussian = [centre, *searched, *recentre, release]
     total = math.fsum(gaussian)
-    split = shared_gaussian_shares(epsilon, math.fsum(radius), delta, [g / total for g in gaussian],
+    pure = 0.0 if radius_gaussian else math.fsum(radius)
+    split = shared_gaussian_shares(epsilon, pure, delta, [g / total for g in gaussian],
                                    gaussian_stage_delta(delta, len(gaussian)))
-    return None if split is None else (split[0], radius, split[1:-1], split[-1])
+    if split is None:
+        return None
+    if radius_gaussian:
+        found = iter(split[1:1 + len(searched)])
+        radius = [next(found) if r > 0.0 else 0.0 for r in radius]
+    return split[0], radius, split[1 + len(searched):-1], split[-1]
+
+
+def search_is_reliable(sigma: float, n: int, quantile: float) -> bool:
+    """Whether a noisy binary search with count noise ``σ`` can tell the data's scale (public):
+    ``SEARCH_RELIABILITY·σ ≤ q·n/2``, a count short of half the target passing for it at most
+    once in about 700 steps."""
+    return SEARCH_RELIABILITY * sigma <= 0.5 * quantile * n
 
 
 def _release_delta(delta: float, others: list[float]) -> float:
@@ -285,31 +315,28 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
                          accountant=accountant, strict=strict)
     n, eps, auto = p.n, p.epsilon, p.auto
     radius_private = auto is not None
-    # radius="auto" (not an AutoRadius): the ball's own target, BALL_QUANTILE and one candidate of headroom
+    # radius="auto" (not an AutoRadius): the ball's own target and headroom; an AutoRadius's quantile as given
     ball_default = radius_private and not isinstance(radius, _selection.AutoRadius)
-    quantile = (BALL_QUANTILE if ball_default else cast(_selection.AutoRadius, auto).quantile) if radius_private else None
-    headroom = BALL_HEADROOM if ball_default else 0
+    given_quantile = None if ball_default or not radius_private else cast(_selection.AutoRadius, auto).quantile
     given_grid = auto.grid if auto is not None else None
     grid = (np.asarray(given_grid) if given_grid is not None else ball_grid(manifold, fs_probe)) \
         if radius_private else np.array([p.given_radius])
     gaussian = p.delta is not None and mechanism in rel.GAUSSIAN_MECHANISMS
-    ac = ac.resolved()  # rounds and shares: public values only
-    # whether the radius stage can tell the data's scale (public): ε_r·n·q/2 ≥ ln G + 3 + the base measure's tilt
-    reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * eps, n, cast(float, quantile),
-                                                          len(grid))
-    shares = _shares(ac, radius_private, reliable)
-    composed = gaussian_stage_shares(shares, eps, cast(float, p.delta)) if gaussian and calibration == "analytic" else None
-    gaussian_composed = composed is not None  # the Gaussian stages share one μ-GDP budget (gaussian_stage_shares)
-    shares = composed if composed is not None else shares
+    ac, budget = _resolve(ac, fs_probe, radius_private, given_quantile, n, eps, p.delta if gaussian else None,
+                          gaussian and calibration == "analytic", len(grid))  # rounds and shares: public values only
+    shares, reliable, gaussian_composed, searched = budget.shares, budget.reliable, budget.composed, budget.searched
+    quantile = budget.quantile
+    headroom = (SEARCH_HEADROOM if searched else BALL_HEADROOM) if ball_default else 0
     centre_share, radius_shares, recentre_shares, release_share = shares
-    # δ: each Gaussian stage's (the rounds are Gaussian only in the shared budget); the release takes the rest
-    delta_first = (gaussian_stage_delta(cast(float, p.delta), 2 + len(recentre_shares) if gaussian_composed else 2)
-                   if gaussian else 0.0)
+    # δ: each Gaussian stage's (the rounds and radii are Gaussian only in the shared budget); the release the rest
+    delta_first = (gaussian_stage_delta(cast(float, p.delta), budget.gaussian_stages) if gaussian else 0.0)
     round_delta = delta_first if gaussian_composed else 0.0
+    radius_delta = delta_first if searched else 0.0
     round_multipliers = tuple(gaussian_scale(1.0, s * eps, round_delta) for s in recentre_shares) \
         if gaussian_composed else ()
+    radius_multipliers = tuple(gaussian_scale(1.0, s * eps, radius_delta) for s in radius_shares) if searched else ()
     p_final = dataclasses.replace(p, delta=_release_delta(cast(float, p.delta), [delta_first] + [round_delta] * len(
-        recentre_shares)) if gaussian else p.delta, center=fs_probe.reference)
+        recentre_shares) + [radius_delta] * len(radius_multipliers)) if gaussian else p.delta, center=fs_probe.reference)
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
     kept: list[float]
     kept_cals: list[tuple[Calibration, float | None]]
@@ -337,7 +364,10 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     if p.accountant is not None:  # every stage at once, before the data are read
         from dp_accounting import dp_event
 
-        events = [_first_event(stage)] + [pure_dp_event(s * eps) for s in radius_shares if s > 0]
+        events = [_first_event(stage)]
+        # the radii: noisy binary searches (Gaussian of multiplier z, charged a hair below z) or exponential mechanisms
+        events += ([gaussian_dp_event(z * (1.0 - 2.0**-50)) for z in radius_multipliers] if radius_multipliers
+                   else [pure_dp_event(s * eps) for s in radius_shares if s > 0])
         # the rounds (ball_refine): Gaussian of multiplier z (charged a hair below z: at least their μ) or K-norm
         events += ([gaussian_dp_event(z * (1.0 - 2.0**-50)) for z in round_multipliers] if round_multipliers
                    else [pure_dp_event(s * eps) for s in recentre_shares])
@@ -349,7 +379,62 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, given_grid))
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
                     round_to, reliable, stage.statistic(sanitised), gaussian_composed, round_multipliers, round_delta,
-                    headroom)
+                    headroom, tuple(math.sqrt(_selection.search_steps(len(grid))) * z for z in radius_multipliers),
+                    radius_delta)
+
+
+def _resolve(ac: AutoCenter, stage: FirstStage, radius_private: bool, given_quantile: float | None, n: int,
+             epsilon: float, delta: float | None, shared: bool, grid_size: int) -> tuple[AutoCenter, _StageBudget]:
+    """``ac`` resolved (``AutoCenter.resolved``) and its stages' budget (``_stage_budget``), from
+    public values. Where ``rounds`` is not given, two rounds when the first stage works in a
+    bounded chart (SPD, hyperbolic, Euclidean: its error grows with the bound, not with the data's
+    spread) and the radii can be noisy binary searches at two rounds' shares; one otherwise."""
+    if ac.rounds is None and stage.bound is not None and radius_private and shared:
+        two = dataclasses.replace(ac, rounds=2).resolved()
+        budget = _stage_budget(two, radius_private, given_quantile, n, epsilon, delta, shared, grid_size)
+        if budget.searched:
+            return two, budget
+    ac = ac.resolved()
+    return ac, _stage_budget(ac, radius_private, given_quantile, n, epsilon, delta, shared, grid_size)
+
+
+@dataclass(frozen=True)
+class _StageBudget:
+    shares: tuple[float, list[float], list[float], float]
+    reliable: bool  # the radius stage runs (else the public fallback)
+    composed: bool  # the Gaussian stages share one μ-GDP budget
+    searched: bool  # the radii are noisy binary searches (Gaussian stages of that budget)
+    quantile: float | None
+    gaussian_stages: int  # how many stages are Gaussian (each gets δ/k)
+
+
+def _stage_budget(ac: AutoCenter, radius_private: bool, given_quantile: float | None, n: int, epsilon: float,
+                  delta: float | None, shared: bool, grid_size: int) -> _StageBudget:
+    """The shares of every stage, whether the radius stages run and in which form (public values
+    only). With Gaussian stages that can share one μ-GDP budget (``shared``) and a private radius,
+    the radii are noisy binary searches in that budget when their count noise lets them tell the
+    data's scale (``search_is_reliable``); otherwise exponential mechanisms of pure ε when
+    ``radius_is_reliable``; else the public fallback, whose share goes to the centre."""
+    rounds = cast(int, ac.rounds)
+    if shared and radius_private:
+        q = SEARCH_QUANTILE if given_quantile is None else given_quantile
+        composed = gaussian_stage_shares(_shares(ac, True, True), epsilon, cast(float, delta), radius_gaussian=True)
+        if composed is not None:
+            k = 2 + 2 * rounds - 1
+            sigma = math.sqrt(_selection.search_steps(grid_size)) * gaussian_scale(
+                1.0, composed[1][0] * epsilon, gaussian_stage_delta(cast(float, delta), k))
+            if search_is_reliable(sigma, n, q):
+                return _StageBudget(composed, True, True, True, q, k)
+            fallback = gaussian_stage_shares(_shares(ac, True, False), epsilon, cast(float, delta))
+            if fallback is not None:
+                return _StageBudget(fallback, False, True, False, q, 2 + rounds - 1)
+    em_q = (BALL_QUANTILE if given_quantile is None else given_quantile) if radius_private else None
+    reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * epsilon, n, cast(float, em_q),
+                                                          grid_size)
+    shares = _shares(ac, radius_private, reliable)
+    composed = gaussian_stage_shares(shares, epsilon, cast(float, delta)) if shared else None
+    stages = (2 + rounds - 1 if composed is not None else 2) if delta is not None else 0
+    return _StageBudget(composed if composed is not None else shares, reliable, composed is not None, False, em_q, stages)
 
 
 @dataclass(frozen=True)
@@ -364,33 +449,46 @@ class AutoBallExpectation:
     dimension: int
     centre_error: float
     release_strength: float  # the release's 1/noise over a single release's with the whole (ε, δ)
+    rounds: int = 1
+    round_error: float = 0.0  # a Gaussian round's expected error per unit of its radius, √d·2z/n (two rounds)
 
     def ratio(self, spread: float) -> float:
         """The release's expected error over that of a ball around the true centre with radius
-        ``spread`` and the whole budget: ``√(E₁² + s²)/(w·s)`` with ``w = release_strength`` (the
+        ``spread`` and the whole budget: ``√(E² + s²)/(w·s)`` with ``w = release_strength`` (the
         final ball's radius is about the records' distance from the private centre; the error is
         proportional to it and to the noise scale: ``w`` is the release's share of ε for pure ε,
-        its μ over a single Gaussian's at ``(ε, δ)`` for the Gaussian stages)."""
-        return math.hypot(self.centre_error, spread) / (self.release_strength * spread)
+        its μ over a single Gaussian's at ``(ε, δ)`` for the Gaussian stages). ``E`` is the first
+        stage's error ``E₁``, or with a re-centring round the round's, ``round_error·√(E₁² + s²)``
+        (its radius about the records' distance from the first stage's centre)."""
+        error = self.centre_error if self.rounds == 1 else self.round_error * math.hypot(self.centre_error, spread)
+        return math.hypot(error, spread) / (self.release_strength * spread)
 
 
 def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
                        gaussian: bool = False) -> AutoBallExpectation:
     """``AutoBallExpectation`` of ``AutoCenter()`` from public values: the shares (with the
-    small-``n·ε`` decision of the default grid and ``BALL_QUANTILE``) and the first stage's
+    small-``n·ε`` decision of the default grid, ``_stage_budget``) and the first stage's
     expected error (``FirstStage.expected_error``). ``gaussian``: the release is a Gaussian
     mechanism with ``delta``, so the first stage is Gaussian too."""
-    q, ac = BALL_QUANTILE, AutoCenter().resolved()
-    readable = radius_is_reliable(cast(float, ac.radius_budget) * epsilon, n, q, BALL_GRID_POINTS)
-    shares = _shares(ac, True, readable)
+    shared = gaussian and delta is not None
+    probe = first_stage(manifold, 1, 1.0, None)
+    ac, budget = _resolve(AutoCenter(), probe, True, None, n, epsilon, delta if shared else None, shared,
+                          BALL_GRID_POINTS)
+    shares = budget.shares
     strength = shares[3]
-    if gaussian and delta is not None:
-        shares = gaussian_stage_shares(shares, epsilon, delta) or shares
-        strength = gaussian_noise_ratio(epsilon, delta, shares[3] * epsilon, 0.5 * delta)
-    delta_first = 0.5 * delta if gaussian and delta is not None else None
+    delta_first = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if shared else None
+    if shared and budget.composed:
+        strength = gaussian_noise_ratio(epsilon, cast(float, delta), shares[3] * epsilon, cast(float, delta_first))
+    elif shared:
+        strength = gaussian_noise_ratio(epsilon, cast(float, delta), shares[3] * epsilon, 0.5 * cast(float, delta))
     stage = first_stage(manifold, n, shares[0] * epsilon, delta_first)
-    return AutoBallExpectation(shares[0], shares[3], readable, stage.noise, stage.dimension, stage.expected_error,
-                               strength)
+    rounds = cast(int, ac.rounds)
+    round_error = 0.0
+    if rounds > 1 and budget.composed:
+        z = gaussian_scale(1.0, shares[2][0] * epsilon, cast(float, delta_first))
+        round_error = math.sqrt(manifold.dim) * 2.0 * z / n
+    return AutoBallExpectation(shares[0], shares[3], budget.reliable, stage.noise, stage.dimension, stage.expected_error,
+                               strength, rounds, round_error)
 
 
 def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
@@ -426,7 +524,9 @@ class BallPlan:
     gaussian_composed: bool = False  # the centre, the rounds and the release are Gaussian stages of one μ-GDP budget
     round_multipliers: tuple[float, ...] = ()  # each Gaussian round's σ/Δ; empty: K-norm rounds
     round_delta: float = 0.0  # each Gaussian round's δ
-    headroom: int = 0  # candidates above the exponential mechanism's choice (BALL_HEADROOM; post-processing)
+    headroom: int = 0  # candidates above the radius stage's choice (BALL_HEADROOM, SEARCH_HEADROOM; post-processing)
+    search_sigmas: tuple[float, ...] = ()  # each noisy binary search's count noise σ = √K·z; empty: exponential mechanism
+    radius_delta: float = 0.0  # each noisy binary search's δ
 
     @property
     def epsilon(self) -> float:
@@ -443,15 +543,21 @@ class BallPlan:
         """The first stage alone (its point), for audits of its noise."""
         return self.first.privatise(self._statistic, as_generator(rng))
 
-    def _radius(self, center: Array, share: float, rng: np.random.Generator, candidates: tuple[float, ...]) -> float:
-        """The exponential mechanism over ``candidates`` (``ball_log_weights``) and ``headroom``
-        candidates above its choice (post-processing), or the last candidate when the selection is
-        skipped (a given radius, the small-n fallback)."""
+    def _radius(self, center: Array, share: float, rng: np.random.Generator, candidates: tuple[float, ...],
+                t: int = 0) -> float:
+        """Round ``t``'s radius: the noisy binary search (``search_sigmas``) or the exponential
+        mechanism over ``candidates`` (``ball_log_weights``), and ``headroom`` candidates above its
+        choice (post-processing); the last candidate when the selection is skipped (a given radius,
+        the small-n fallback)."""
         if not self.select_radius:
             return candidates[-1]
         from . import release as rel
 
         distances = rel.record_distances(self.manifold, self._X, center, cap=rel._distance_cap(candidates))
+        if self.search_sigmas:
+            j = _selection.noisy_binary_search(distances, candidates, cast(float, self.quantile) * self.public.n,
+                                               self.search_sigmas[min(t, len(self.search_sigmas) - 1)], rng=rng)
+            return candidates[min(j + self.headroom, len(candidates) - 1)]
         utility = _selection.quantile_utility(distances, candidates, cast(float, self.quantile))  # a selection has one
         j = int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
         return candidates[min(j + self.headroom, len(candidates) - 1)]
@@ -489,8 +595,8 @@ class BallPlan:
         rounds = cast(int, self.auto.rounds)  # resolved by plan_private_ball
         for t in range(rounds):
             last = t == rounds - 1
-            radius = self._radius(center, radius_shares[t], rng, self.candidates if last else self.round_candidates)
-            stages.append(self._radius_record(radius_shares[t], radius))
+            radius = self._radius(center, radius_shares[t], rng, self.candidates if last else self.round_candidates, t)
+            stages.append(self._radius_record(radius_shares[t], radius, t))
             if not last:
                 share = recentre_shares[t] * self.epsilon
                 reach = min(self.first.diameter, float(self.manifold.injectivity_radius))
@@ -504,7 +610,8 @@ class BallPlan:
         pure = [s for s in stages if s.delta == 0.0 and s.epsilon > 0.0]
         if self.gaussian_composed:
             gaussian = self.epsilon - sum(s.epsilon for s in pure)
-            which = "centre, re-centring rounds, release" if rounds > 1 else "centre, release"
+            which = ", ".join(["centre"] + (["radius searches"] if self.search_sigmas else [])
+                              + (["re-centring rounds"] if rounds > 1 else []) + ["release"])
             composition = (f"the Gaussian stages ({which}) compose as one μ-GDP mechanism, μ² = Σ μᵢ² (Dong, "
                            f"Roth & Su 2022, Thm 3.2 and Cor. 3.3), which is ({gaussian:.6g}, {delta:g})-DP; with the pure "
                            "stages by basic composition: epsilon = " + "".join(f"{s.epsilon:.6g} + " for s in pure)
@@ -536,18 +643,26 @@ class BallPlan:
                          sensitivity_bound="Δ = 2R/n: every clipped row has norm ≤ R", scale=sigma, epsilon=epsilon,
                          delta=self.round_delta if gaussian else 0.0, radius=float(radius))
 
-    def _radius_record(self, share: float, radius: float) -> BallStage:
+    def _radius_record(self, share: float, radius: float, t: int = 0) -> BallStage:
         if not self.select_radius:
             why = ("the radius was given" if len(self.candidates) == 1 and self.public.auto is None else
-                   "small n·epsilon: the exponential mechanism could not tell the data's scale, so the public fallback "
+                   "small n·epsilon: the radius stage could not tell the data's scale, so the public fallback "
                    "(the largest candidate whose release is not mostly noise, else the smallest) was used and its "
                    "share went to the centre")
             return BallStage(stage="radius", mechanism="none (public)", theorem=why, statistic="", sensitivity=0.0,
                              sensitivity_bound="", scale=None, epsilon=0.0, delta=0.0, radius=float(radius))
+        headroom = f", then {self.headroom} candidate(s) up (post-processing)" if self.headroom else ""
+        if self.search_sigmas:
+            sigma = self.search_sigmas[min(t, len(self.search_sigmas) - 1)]
+            return BallStage(stage="radius", mechanism="noisy binary search over a public grid (Gaussian counts)",
+                             theorem=SEARCH_THEOREM, statistic=f"quantile {self.quantile:g} of ρ(centre, x_i) over "
+                             f"{len(self.candidates)} candidates, {_selection.search_steps(len(self.candidates))} steps"
+                             + headroom, sensitivity=1.0,
+                             sensitivity_bound="#{i : ρ(c, x_i) ≤ g}: sensitivity 1 under replace-one", scale=sigma,
+                             epsilon=share * self.epsilon, delta=self.radius_delta, radius=float(radius))
         return BallStage(stage="radius", mechanism="exponential mechanism over a public grid (Gumbel-max draw)",
                          theorem=EM_THEOREM, statistic=f"quantile {self.quantile:g} of ρ(centre, x_i) over "
-                         f"{len(self.candidates)} candidates" + (f", then {self.headroom} candidate(s) up (post-processing)"
-                                                                 if self.headroom else ""), sensitivity=1.0,
+                         f"{len(self.candidates)} candidates" + headroom, sensitivity=1.0,
                          sensitivity_bound="u(g) = −|#{i : ρ(c, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one",
                          scale=None, epsilon=share * self.epsilon, delta=0.0, radius=float(radius))
 
