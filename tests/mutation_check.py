@@ -60,6 +60,8 @@ MUTATIONS = {
                                    "radius_multipliers = tuple(gaussian_scale(1.0, s * eps, radius_delta)",
                                    "radius_multipliers = tuple(gaussian_scale(1.0, eps, radius_delta)",
                                    "center='auto' under (ε, δ): each noisy binary search calibrated at the whole ε"),
+    "delta-curve-float-raise-dropped": ("privacy/calibration.py", "DELTA_FLOAT_ERROR = 1e-7", "DELTA_FLOAT_ERROR = 0.0",
+                                        "the Gaussian δ curve as float64 computes it, up to 1e-8 below the exact one"),
     "gaussian-round-noise-halved": ("privacy/ball_refine.py", "rng.normal(0.0, sigma, statistic.size)",
                                     "rng.normal(0.0, 0.5 * sigma, statistic.size)",
                                     "a Gaussian re-centring round draws half the noise its certificate states"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
@@ -47,6 +48,9 @@ def check_delta(delta: Any, *, required: bool = True) -> float | None:
         return None
     if not _is_real(delta) or not (0 < delta < 1):
         raise ValueError(f"delta must be a number in (0, 1), got {_shown(delta)}")
+    if delta < sys.float_info.min:
+        raise ValueError(f"delta must be at least {sys.float_info.min!r} (the smallest normal float64: below it the "
+                         f"Gaussian δ curve cannot be computed to a known accuracy), got {_shown(delta)}")
     return float(delta)
 
 

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -282,7 +283,8 @@ class _Composition:
         ``GAUSSIAN_DELTA_SLACK`` of ``rest``: at small ε the δ curve is so flat that float64 resolves
         its ε only to a relative 1e-11–1e-4, and the Gaussian calibrated for exactly the budget
         (its δ ≤ ``delta`` as the calibration computes it) would otherwise be refused (the computed
-        curve is within 1e-13 of the exact one at every μ: ``calibration.gaussian_delta``)."""
+        computed curve is an upper bound on the exact one wherever δ is a normal float:
+        ``calibration.gaussian_delta``)."""
         return self.basic_epsilon() <= limit or self._gaussian_fits_in_delta(limit) or self.spent()[0] <= limit
 
     def _gaussian_fits_in_delta(self, limit: float) -> bool:
@@ -360,6 +362,9 @@ class PrivacyAccountant:
         self._epsilon = check_epsilon(epsilon)
         if not (_is_real(delta) and 0 <= delta < 1):
             raise ValueError(f"delta must be a real number in [0, 1), got {_shown(delta)}")
+        if 0 < delta < sys.float_info.min:
+            raise ValueError(f"delta must be 0 or at least {sys.float_info.min!r} (the smallest normal float64: below it "
+                             f"the Gaussian δ curve cannot be computed to a known accuracy), got {_shown(delta)}")
         if not isinstance(adaptive, bool):
             raise TypeError(f"adaptive must be True or False, got {type(adaptive).__name__}")
         self._delta = float(delta)
