@@ -237,7 +237,8 @@ def test_composition_matches_dp_accounting(k, sphere_measurement):
     pld.compose(dp_event.GaussianDpEvent(2.0 / mu), count=k)  # REPLACE_ONE models a sensitivity of 2
     rdp = RdpAccountant()  # RDP of a Gaussian of multiplier z at sensitivity 1: α/(2z²), here z = 1/μ
     rdp.compose(dp_event.GaussianDpEvent(1.0 / mu), count=k)
-    assert ours <= pld.get_epsilon(rest) <= ours * (1 + 1e-2) + 1e-3
+    # ours reads the δ curve raised by a relative 1e-7 (calibration.DELTA_FLOAT_ERROR): its ε is ~1e-8 larger at most
+    assert ours * (1 - 2e-8) <= pld.get_epsilon(rest) <= ours * (1 + 1e-2) + 1e-3
     assert ours <= rdp.get_epsilon(rest) <= 1.5 * ours + 1.0  # RDP's conversion to (ε, δ) is looser
     assert ours == pytest.approx(gaussian_epsilon(1.0 / (mu * math.sqrt(k)), rest), rel=1e-9)  # μ√k-GDP
 

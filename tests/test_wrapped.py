@@ -99,4 +99,4 @@ def test_release_through_the_pipeline():
         assert rel.delta == (delta or 0.0) and m.dist(rel.point, m.origin) < 1.0
         assert 2 * 0.8 / 300 <= rel.sensitivity <= 2 * 0.8 / 300 * (1 + 1e-5)
         expected = rel.sensitivity / 2.0 if delta is None else analytic_gaussian(2.0, delta, rel.sensitivity)
-        assert rel.scale == pytest.approx(expected, rel=1e-9)
+        assert rel.scale == pytest.approx(expected, rel=2e-8)  # the δ curve is raised by 1e-7 (DELTA_FLOAT_ERROR)
