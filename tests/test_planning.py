@@ -313,6 +313,10 @@ def test_plan_command_says_what_center_auto_will_do(capsys):
     assert "AutoCenter(rounds=2)" in lines[0]
     gaussian = expected_auto_ball(Hyperbolic(10), n=1000, epsilon=1.0, delta=1e-6, gaussian=True)
     assert gaussian.rounds == 2 and "Two rounds" in lines[1] and "radius search, re-centring round" in lines[1]
-    s = 0.5  # with a round the centre's error is the round's, about round_error times the first radius √(E1² + s²)
-    round_error = gaussian.round_error * np.hypot(gaussian.centre_error, s)
-    assert gaussian.ratio(s) == pytest.approx(np.hypot(round_error, s) / (gaussian.release_strength * s))
+    # a round brings the centre to within a fraction of its radius √(E1² + s²): at a spread below E1 the
+    # expected ratio is well under the one round's √(E1² + s²)/(w·s), and the round's error grows like √d/n
+    s = 0.25 * gaussian.centre_error
+    one_round = np.hypot(gaussian.centre_error, s) / (gaussian.release_strength * s)
+    assert 0.0 < gaussian.round_error < 0.25 and gaussian.ratio(s) < 0.5 * one_round
+    assert expected_auto_ball(Hyperbolic(10), n=4000, epsilon=1.0, delta=1e-6, gaussian=True).round_error == \
+        pytest.approx(gaussian.round_error / 4, rel=1e-12)

@@ -665,6 +665,9 @@ def test_two_rounds_where_the_first_stage_is_a_bounded_chart():
     assert rounds(Hyperbolic(3), 100, **gauss) == 1  # 2σ of the two rounds' count noise (≈ 90) > 0.45·n
     assert rounds(Hyperbolic(3), 400) == 1  # pure ε: the radius is the exponential mechanism
     assert rounds(Hyperbolic(3), 400, center=AutoCenter(rounds=1), **gauss) == 1
+    assert rounds(Euclidean(2), 400, delta=1e-6, mechanism="ambient_gaussian") == 2
+    # shares set by hand are for one round: kept, not stretched over two (these leave nothing for two)
+    assert rounds(Hyperbolic(3), 400, center=AutoCenter(budget=0.5, radius_budget=0.2), **gauss) == 1
     assert expected_auto_ball(Hyperbolic(3), n=400, epsilon=1.0, delta=1e-6, gaussian=True).rounds == 2
     assert expected_auto_ball(Hyperbolic(3), n=100, epsilon=1.0, delta=1e-6, gaussian=True).rounds == 1
 

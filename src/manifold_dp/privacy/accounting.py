@@ -283,7 +283,7 @@ class _Composition:
         ``GAUSSIAN_DELTA_SLACK`` of ``rest``: at small ε the δ curve is so flat that float64 resolves
         its ε only to a relative 1e-11–1e-4, and the Gaussian calibrated for exactly the budget
         (its δ ≤ ``delta`` as the calibration computes it) would otherwise be refused (the computed
-        computed curve is an upper bound on the exact one wherever δ is a normal float:
+        curve is an upper bound on the exact one wherever δ is a normal float:
         ``calibration.gaussian_delta``)."""
         return self.basic_epsilon() <= limit or self._gaussian_fits_in_delta(limit) or self.spent()[0] <= limit
 

@@ -25,15 +25,16 @@ def bracketed_root(f: Callable[[float], float], a: float, b: float, xtol: float,
     bracket a root, ``RuntimeError`` if ``maxiter`` steps do not converge."""
     prev, cur = float(a), float(b)
     f_prev, f_cur = float(f(prev)), float(f(cur))
-    if f_prev * f_cur > 0:
-        raise ValueError(f"f(a) and f(b) must have opposite signs, got a={a!r}, b={b!r}")
     if f_prev == 0:
         return prev
     if f_cur == 0:
         return cur
+    if (f_prev < 0) == (f_cur < 0):  # signs, not the product, which underflows to 0 for values below 1e-162
+        raise ValueError(f"f(a) and f(b) must have opposite signs, got a={a!r}, b={b!r}")
     far = f_far = step_before = step = 0.0  # far: the end of the bracket opposite cur
     for _ in range(maxiter):
-        if f_prev * f_cur < 0:  # the root moved between prev and cur: prev is the new far end
+        if f_prev != 0 and f_cur != 0 and (f_prev < 0) != (f_cur < 0):  # the root moved between prev and cur: prev is
+            # the new far end (signs compared, as scipy does: the product underflows near a root at tiny δ)
             far, f_far = prev, f_prev
             step_before = step = cur - prev
         if abs(f_far) < abs(f_cur):  # keep the best estimate in cur
@@ -114,10 +115,12 @@ def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     if 2.0 * a < SMALL_MU:
-        return _gaussian_delta_small_mu(2.0 * a, epsilon) * (1.0 + DELTA_FLOAT_ERROR)
+        return min(1.0, _gaussian_delta_small_mu(2.0 * a, epsilon) * (1.0 + DELTA_FLOAT_ERROR))
     first = log_ndtr(a - b)
     second = epsilon + log_ndtr(-a - b)
-    return float(np.exp(first) * -np.expm1(second - first)) * (1.0 + DELTA_FLOAT_ERROR) if second < first else 0.0
+    if not second < first:
+        return 0.0
+    return min(1.0, float(np.exp(first) * -np.expm1(second - first)) * (1.0 + DELTA_FLOAT_ERROR))
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -134,8 +137,8 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
         hi += 10.0
     log_s = bracketed_root(f, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
     sigma = np.exp(log_s) * sensitivity
-    # round up to the side that satisfies the constraint; after 1000 steps of 1e-15 the steps double (δ far in
-    # the tail, 1e-300, is computed to a few digits only: steps of 1e-15 would take forever)
+    # round up to the side that satisfies the constraint; after 1000 steps of 1e-15 the steps double (a safeguard:
+    # the root lands within a few ulps of the boundary, and the loop then ends in a step or two)
     step, steps = 1e-15, 0
     while gaussian_delta(sigma, sensitivity, epsilon) > delta:
         sigma = np.nextafter(sigma, np.inf) * (1 + step)

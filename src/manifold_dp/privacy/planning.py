@@ -449,10 +449,11 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
         kind = "Gaussian (with delta)" if gaussian else "K-norm (pure ε)"
         ratios = ", ".join(f"{e.ratio(k * e.centre_error):.2g}× at s = {k * e.centre_error:.3g}" for k in (0.25, 1.0, 4.0))
         fallback = "; small n·ε: a public fallback radius" if not e.reliable else ""
-        shared = gaussian and e.centre_share + e.release_share > 1.0 + 1e-9  # the Gaussian stages share one μ-GDP budget
+        shared = e.composed  # the Gaussian stages share one μ-GDP budget
         share = "" if shared else f" with {e.centre_share:g} of ε"
-        stages = "centre, radius search" + (", re-centring round" if e.rounds > 1 else "") + ", release"
-        release = (f"The stages ({stages if e.reliable else 'centre, release'}) share one μ-GDP budget (each at its "
+        stages = ", ".join(["centre"] + (["radius search"] if e.searched else [])
+                           + (["re-centring round"] if e.rounds > 1 else []) + ["release"])
+        release = (f"The stages ({stages}) share one μ-GDP budget (each at its "
                    f"own ε and a part of δ: the centre {e.centre_share * epsilon:.3g}, the release "
                    f"{e.release_share * epsilon:.3g}; the whole is (ε, δ)-DP), the release's μ {e.release_strength:.2f} "
                    "of a single release's with all of (ε, δ); it" if shared else f"The release, with {e.release_share:g} of ε,")

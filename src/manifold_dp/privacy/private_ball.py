@@ -101,9 +101,9 @@ class AutoCenter:
 
     Every ``None`` is resolved before the data are read (``resolved``): one round with shares 0.2
     (centre) / 0.1 (radius); with ``rounds ≥ 2``, 0.15 / 0.05 per radius / 0.1 per re-centring
-    round. The release gets the rest of ε. ``rounds=None`` is two rounds under (ε, δ) where the
-    first stage works in a bounded chart (SPD, hyperbolic, Euclidean) and the radius searches can
-    run at two rounds' shares, one otherwise (``_resolve``). A round pays where the first stage's
+    round. The release gets the rest of ε. ``rounds=None`` with no share given is two rounds under
+    (ε, δ) where the first stage works in a bounded chart (SPD, hyperbolic, Euclidean) and the
+    radius searches can run at two rounds' shares, one otherwise (``_resolve``). A round pays where the first stage's
     error (``manifold-dp plan`` prints it) is larger than the data's spread; measured in
     docs/private_ball.md.
 
@@ -112,9 +112,10 @@ class AutoCenter:
     budget : float or None
         Share of ε for the first stage (the rough centre).
     radius_budget : float or None
-        Share of ε for each private radius (with ``radius="auto"``, which aims at the 0.8-quantile
-        and takes the next candidate up, ``BALL_QUANTILE``; with an ``AutoRadius``, its
-        ``quantile`` and ``grid`` apply and its ``budget`` does not).
+        Share of ε for each private radius (with ``radius="auto"`` the exponential mechanism aims
+        at the 0.8-quantile and takes the next candidate up, ``BALL_QUANTILE``, and a noisy binary
+        search at the 0.9-quantile, ``SEARCH_QUANTILE``; with an ``AutoRadius``, its ``quantile``
+        and ``grid`` apply and its ``budget`` does not).
     rounds : int or None
         Private radii (default: 1, or 2 as above); each but the last is followed by a re-centring round at that
         radius: the noisy mean of the clipped logs at the current centre (``ball_refine``; Gaussian
@@ -272,8 +273,8 @@ def gaussian_stage_shares(shares: tuple[float, list[float], list[float], float],
 
 def search_is_reliable(sigma: float, n: int, quantile: float) -> bool:
     """Whether a noisy binary search with count noise ``σ`` can tell the data's scale (public):
-    ``SEARCH_RELIABILITY·σ ≤ q·n/2``, a count short of half the target passing for it at most
-    once in about 700 steps."""
+    ``SEARCH_RELIABILITY·σ ≤ q·n/2``: a candidate holding half the target count passes for it
+    with probability at most ``1 − Φ(2)`` ≈ 2.3 % per step."""
     return SEARCH_RELIABILITY * sigma <= 0.5 * quantile * n
 
 
@@ -380,16 +381,18 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
                     round_to, reliable, stage.statistic(sanitised), gaussian_composed, round_multipliers, round_delta,
                     headroom, tuple(math.sqrt(_selection.search_steps(len(grid))) * z for z in radius_multipliers),
-                    radius_delta)
+                    radius_delta, _selection.search_steps(len(grid)))
 
 
 def _resolve(ac: AutoCenter, stage: FirstStage, radius_private: bool, given_quantile: float | None, n: int,
              epsilon: float, delta: float | None, shared: bool, grid_size: int) -> tuple[AutoCenter, _StageBudget]:
     """``ac`` resolved (``AutoCenter.resolved``) and its stages' budget (``_stage_budget``), from
-    public values. Where ``rounds`` is not given, two rounds when the first stage works in a
-    bounded chart (SPD, hyperbolic, Euclidean: its error grows with the bound, not with the data's
-    spread) and the radii can be noisy binary searches at two rounds' shares; one otherwise."""
-    if ac.rounds is None and stage.bound is not None and radius_private and shared:
+    public values. Where neither ``rounds`` nor a share is given, two rounds when the first stage
+    works in a bounded chart (SPD, hyperbolic, Euclidean: its error grows with the bound, not with
+    the data's spread) and the radii can be noisy binary searches at two rounds' shares; one
+    otherwise."""
+    defaults = ac.budget is None and ac.radius_budget is None and ac.recentre_budget is None  # no share was set
+    if ac.rounds is None and defaults and stage.bound is not None and radius_private and shared:
         two = dataclasses.replace(ac, rounds=2).resolved()
         budget = _stage_budget(two, radius_private, given_quantile, n, epsilon, delta, shared, grid_size)
         if budget.searched:
@@ -408,32 +411,43 @@ class _StageBudget:
     gaussian_stages: int  # how many stages are Gaussian (each gets δ/k)
 
 
+def _gaussian_stage_count(shares: tuple[float, list[float], list[float], float], *, composed: bool,
+                          searched: bool) -> int:
+    """``k``, the Gaussian stages of an (ε, δ) ball, each of which gets ``δ/k`` (the release the rest):
+    the centre and the release, the searches (``searched``) and, in the shared budget (``composed``),
+    the re-centring rounds."""
+    _, radius, recentre, _ = shares
+    return 2 + (sum(1 for r in radius if r > 0.0) if searched else 0) + (len(recentre) if composed else 0)
+
+
 def _stage_budget(ac: AutoCenter, radius_private: bool, given_quantile: float | None, n: int, epsilon: float,
                   delta: float | None, shared: bool, grid_size: int) -> _StageBudget:
     """The shares of every stage, whether the radius stages run and in which form (public values
     only). With Gaussian stages that can share one μ-GDP budget (``shared``) and a private radius,
-    the radii are noisy binary searches in that budget when their count noise lets them tell the
-    data's scale (``search_is_reliable``); otherwise exponential mechanisms of pure ε when
-    ``radius_is_reliable``; else the public fallback, whose share goes to the centre."""
-    rounds = cast(int, ac.rounds)
+    the radii are noisy binary searches in that budget where their count noise lets them tell the
+    data's scale (``search_is_reliable``), else the public fallback (its share to the centre). Where
+    the stages cannot share a budget (pure ε, the classical calibration, or no ε calibrating a
+    stage), the radii are exponential mechanisms of pure ε where ``radius_is_reliable``, else the
+    public fallback."""
     if shared and radius_private:
         q = SEARCH_QUANTILE if given_quantile is None else given_quantile
         composed = gaussian_stage_shares(_shares(ac, True, True), epsilon, cast(float, delta), radius_gaussian=True)
         if composed is not None:
-            k = 2 + 2 * rounds - 1
+            k = _gaussian_stage_count(_shares(ac, True, True), composed=True, searched=True)
             sigma = math.sqrt(_selection.search_steps(grid_size)) * gaussian_scale(
                 1.0, composed[1][0] * epsilon, gaussian_stage_delta(cast(float, delta), k))
             if search_is_reliable(sigma, n, q):
                 return _StageBudget(composed, True, True, True, q, k)
             fallback = gaussian_stage_shares(_shares(ac, True, False), epsilon, cast(float, delta))
             if fallback is not None:
-                return _StageBudget(fallback, False, True, False, q, 2 + rounds - 1)
+                return _StageBudget(fallback, False, True, False, q,
+                                    _gaussian_stage_count(fallback, composed=True, searched=False))
     em_q = (BALL_QUANTILE if given_quantile is None else given_quantile) if radius_private else None
     reliable = (not radius_private) or radius_is_reliable(cast(float, ac.radius_budget) * epsilon, n, cast(float, em_q),
                                                           grid_size)
     shares = _shares(ac, radius_private, reliable)
     composed = gaussian_stage_shares(shares, epsilon, cast(float, delta)) if shared else None
-    stages = (2 + rounds - 1 if composed is not None else 2) if delta is not None else 0
+    stages = _gaussian_stage_count(shares, composed=composed is not None, searched=False) if delta is not None else 0
     return _StageBudget(composed if composed is not None else shares, reliable, composed is not None, False, em_q, stages)
 
 
@@ -451,6 +465,8 @@ class AutoBallExpectation:
     release_strength: float  # the release's 1/noise over a single release's with the whole (ε, δ)
     rounds: int = 1
     round_error: float = 0.0  # a Gaussian round's expected error per unit of its radius, √d·2z/n (two rounds)
+    composed: bool = False  # the Gaussian stages share one μ-GDP budget
+    searched: bool = False  # the radii are noisy binary searches
 
     def ratio(self, spread: float) -> float:
         """The release's expected error over that of a ball around the true centre with radius
@@ -477,10 +493,8 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
     shares = budget.shares
     strength = shares[3]
     delta_first = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if shared else None
-    if shared and budget.composed:
+    if shared:  # the release's μ over a single release's (at its δ/k)
         strength = gaussian_noise_ratio(epsilon, cast(float, delta), shares[3] * epsilon, cast(float, delta_first))
-    elif shared:
-        strength = gaussian_noise_ratio(epsilon, cast(float, delta), shares[3] * epsilon, 0.5 * cast(float, delta))
     stage = first_stage(manifold, n, shares[0] * epsilon, delta_first)
     rounds = cast(int, ac.rounds)
     round_error = 0.0
@@ -488,7 +502,7 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
         z = gaussian_scale(1.0, shares[2][0] * epsilon, cast(float, delta_first))
         round_error = math.sqrt(manifold.dim) * 2.0 * z / n
     return AutoBallExpectation(shares[0], shares[3], budget.reliable, stage.noise, stage.dimension, stage.expected_error,
-                               strength, rounds, round_error)
+                               strength, rounds, round_error, budget.composed, budget.searched)
 
 
 def _largest_event(events: Sequence[DpEvent]) -> DpEvent:
@@ -527,6 +541,7 @@ class BallPlan:
     headroom: int = 0  # candidates above the radius stage's choice (BALL_HEADROOM, SEARCH_HEADROOM; post-processing)
     search_sigmas: tuple[float, ...] = ()  # each noisy binary search's count noise σ = √K·z; empty: exponential mechanism
     radius_delta: float = 0.0  # each noisy binary search's δ
+    search_steps: int = 0  # K, the count queries each search is calibrated for (and makes)
 
     @property
     def epsilon(self) -> float:
@@ -556,7 +571,7 @@ class BallPlan:
         distances = rel.record_distances(self.manifold, self._X, center, cap=rel._distance_cap(candidates))
         if self.search_sigmas:
             j = _selection.noisy_binary_search(distances, candidates, cast(float, self.quantile) * self.public.n,
-                                               self.search_sigmas[min(t, len(self.search_sigmas) - 1)], rng=rng)
+                                               self.search_sigmas[t], rng=rng, steps=self.search_steps)
             return candidates[min(j + self.headroom, len(candidates) - 1)]
         utility = _selection.quantile_utility(distances, candidates, cast(float, self.quantile))  # a selection has one
         j = int(_selection.gumbel_select(ball_log_weights(utility, share * self.epsilon), None, rng=rng))
@@ -596,7 +611,8 @@ class BallPlan:
         for t in range(rounds):
             last = t == rounds - 1
             radius = self._radius(center, radius_shares[t], rng, self.candidates if last else self.round_candidates, t)
-            stages.append(self._radius_record(radius_shares[t], radius, t))
+            stages.append(self._radius_record(radius_shares[t], radius, t,
+                                              len(self.candidates if last else self.round_candidates)))
             if not last:
                 share = recentre_shares[t] * self.epsilon
                 reach = min(self.first.diameter, float(self.manifold.injectivity_radius))
@@ -643,7 +659,7 @@ class BallPlan:
                          sensitivity_bound="Δ = 2R/n: every clipped row has norm ≤ R", scale=sigma, epsilon=epsilon,
                          delta=self.round_delta if gaussian else 0.0, radius=float(radius))
 
-    def _radius_record(self, share: float, radius: float, t: int = 0) -> BallStage:
+    def _radius_record(self, share: float, radius: float, t: int = 0, searched_over: int = 0) -> BallStage:
         if not self.select_radius:
             why = ("the radius was given" if len(self.candidates) == 1 and self.public.auto is None else
                    "small n·epsilon: the radius stage could not tell the data's scale, so the public fallback "
@@ -653,10 +669,10 @@ class BallPlan:
                              sensitivity_bound="", scale=None, epsilon=0.0, delta=0.0, radius=float(radius))
         headroom = f", then {self.headroom} candidate(s) up (post-processing)" if self.headroom else ""
         if self.search_sigmas:
-            sigma = self.search_sigmas[min(t, len(self.search_sigmas) - 1)]
+            sigma = self.search_sigmas[t]
             return BallStage(stage="radius", mechanism="noisy binary search over a public grid (Gaussian counts)",
                              theorem=SEARCH_THEOREM, statistic=f"quantile {self.quantile:g} of ρ(centre, x_i) over "
-                             f"{len(self.candidates)} candidates, {_selection.search_steps(len(self.candidates))} steps"
+                             f"{searched_over} candidates, {self.search_steps} steps of σ"
                              + headroom, sensitivity=1.0,
                              sensitivity_bound="#{i : ρ(c, x_i) ≤ g}: sensitivity 1 under replace-one", scale=sigma,
                              epsilon=share * self.epsilon, delta=self.radius_delta, radius=float(radius))

@@ -228,7 +228,7 @@ def search_steps(grid_size: int) -> int:
 
 
 def noisy_binary_search(distances: ArrayLike, grid: ArrayLike, target: float, sigma: float, *,
-                        rng: np.random.Generator) -> int:
+                        rng: np.random.Generator, steps: int | None = None) -> int:
     """The quantile's index on ``grid`` by a binary search on noisy counts: ``search_steps(G)``
     steps, each compares ``#{i : d_i ≤ g_mid} + N(0, σ²)`` with ``target`` (``q·n``) and keeps the
     half where the first candidate whose count reaches it lies. Replacing one record changes each
@@ -236,11 +236,15 @@ def noisy_binary_search(distances: ArrayLike, grid: ArrayLike, target: float, si
     and the ``K`` steps, adaptively chosen, compose to ``√K/σ``-GDP (Dong, Roth & Su 2022, Cor.
     3.3); the index is post-processing of the noisy counts. Always ``K`` steps and one count over
     every record each (once the interval is a single candidate the steps keep it), so the work does
-    not depend on the data."""
+    not depend on the data. ``steps``: the ``K`` that ``σ`` was calibrated for (default
+    ``search_steps(G)``); ``ValueError`` if it cannot reach every candidate (``2^K < G``)."""
     d = np.asarray(distances, dtype=float).ravel()
     g = np.asarray(grid, dtype=float)
+    k = search_steps(g.size) if steps is None else int(steps)
+    if 2**k < g.size:
+        raise ValueError(f"a noisy binary search of steps={k} cannot reach {g.size} candidates")
     lo, hi = 0, g.size - 1
-    for _ in range(search_steps(g.size)):
+    for _ in range(k):
         mid = (lo + hi) // 2
         noisy = float(np.count_nonzero(d <= g[mid])) + sigma * float(rng.standard_normal())
         if noisy >= target:
