@@ -335,7 +335,8 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     radius_delta = delta_first if searched else 0.0
     round_multipliers = tuple(gaussian_scale(1.0, s * eps, round_delta) for s in recentre_shares) \
         if gaussian_composed else ()
-    radius_multipliers = tuple(gaussian_scale(1.0, s * eps, radius_delta) for s in radius_shares) if searched else ()
+    radius_multipliers = (budget.search_multiplier,) * len(radius_shares) if searched else ()
+    steps = _selection.search_steps(len(grid))  # K of every search (a round's grid has as many candidates)
     p_final = dataclasses.replace(p, delta=_release_delta(cast(float, p.delta), [delta_first] + [round_delta] * len(
         recentre_shares) + [radius_delta] * len(radius_multipliers)) if gaussian else p.delta, center=fs_probe.reference)
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
@@ -380,8 +381,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     rounds_grid = tuple(kept) if not (radius_private and reliable) else tuple(round_grid(manifold, fs_probe, grid, given_grid))
     return BallPlan(manifold, X, p_final, ac, stage, tuple(kept), rounds_grid, radius_private and reliable, quantile, shares,
                     round_to, reliable, stage.statistic(sanitised), gaussian_composed, round_multipliers, round_delta,
-                    headroom, tuple(math.sqrt(_selection.search_steps(len(grid))) * z for z in radius_multipliers),
-                    radius_delta, _selection.search_steps(len(grid)))
+                    headroom, tuple(math.sqrt(steps) * z for z in radius_multipliers), radius_delta, steps)
 
 
 def _resolve(ac: AutoCenter, stage: FirstStage, radius_private: bool, given_quantile: float | None, n: int,
@@ -409,6 +409,7 @@ class _StageBudget:
     searched: bool  # the radii are noisy binary searches (Gaussian stages of that budget)
     quantile: float | None
     gaussian_stages: int  # how many stages are Gaussian (each gets δ/k)
+    search_multiplier: float = 0.0  # z of each search (1/z-GDP; its K counts draw σ = √K·z each); 0: no search
 
 
 def _gaussian_stage_count(shares: tuple[float, list[float], list[float], float], *, composed: bool,
@@ -431,13 +432,13 @@ def _stage_budget(ac: AutoCenter, radius_private: bool, given_quantile: float | 
     public fallback."""
     if shared and radius_private:
         q = SEARCH_QUANTILE if given_quantile is None else given_quantile
-        composed = gaussian_stage_shares(_shares(ac, True, True), epsilon, cast(float, delta), radius_gaussian=True)
+        searching = _shares(ac, True, True)
+        composed = gaussian_stage_shares(searching, epsilon, cast(float, delta), radius_gaussian=True)
         if composed is not None:
-            k = _gaussian_stage_count(_shares(ac, True, True), composed=True, searched=True)
-            sigma = math.sqrt(_selection.search_steps(grid_size)) * gaussian_scale(
-                1.0, composed[1][0] * epsilon, gaussian_stage_delta(cast(float, delta), k))
-            if search_is_reliable(sigma, n, q):
-                return _StageBudget(composed, True, True, True, q, k)
+            k = _gaussian_stage_count(searching, composed=True, searched=True)
+            z = gaussian_scale(1.0, composed[1][0] * epsilon, gaussian_stage_delta(cast(float, delta), k))
+            if search_is_reliable(math.sqrt(_selection.search_steps(grid_size)) * z, n, q):
+                return _StageBudget(composed, True, True, True, q, k, z)
             fallback = gaussian_stage_shares(_shares(ac, True, False), epsilon, cast(float, delta))
             if fallback is not None:
                 return _StageBudget(fallback, False, True, False, q,
