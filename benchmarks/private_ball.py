@@ -13,15 +13,12 @@ fixed distance from the origin, in a random direction (S², S⁹⁹, SPD-AI(5), 
 shapes of 18 landmarks). Error: the geodesic distance from the release to the records' Fréchet
 mean. ``auto``: ``center="auto", radius="auto"`` (the defaults). ``oracle``: the release at the
 true cluster centre, with radius the 0.9-quantile of the records' distances to it, same total ε.
-Both with ``mechanism="laplace"`` (pure ε) unless ``--mechanism`` says otherwise: both releases
-then use that mechanism, at the same total ε and, for an (ε, δ) mechanism, the same total δ
-(``--delta``, default 1e-6; ``center="auto"`` gives half of it to its first stage, which is then
-Gaussian too). ``--mechanism auto``: at each seed, the (ε, δ) mechanism that ``center="auto"``
-supports (not ``riemannian_gaussian``) with the smallest expected noise distance at the oracle's
-public parameters (true centre, 0.9-quantile radius, n, ε, δ) — ``mechanism="auto"``'s rule
-(``planning.choose_mechanism``) restricted to those — used for both releases (on this grid, δ = 1e-6:
-``ambient_gaussian`` on spheres, ``wrapped_gaussian`` on SPD-AI and hyperbolic space, ``tangent_gaussian`` on SPD-LE).
-A space with no such mechanism (Kendall shapes: only ``riemannian_gaussian``) gets an n/a row.
+Both with ``mechanism="laplace"`` (pure ε) unless ``--mechanism`` says otherwise: a registry name (both
+releases use it, at the same total ε and, for an (ε, δ) mechanism, the same total δ, ``--delta``,
+default 1e-6) or ``auto``: both releases with ``mechanism="auto"`` and ``delta`` — what a data holder
+gets: ``center="auto"`` compares the whole pipelines (``planning.choose_ball_mechanism``), the oracle
+ball the releases at its own centre and radius (``planning.choose_mechanism``, every mechanism).
+A space where a named mechanism does not run with ``center="auto"`` gets an n/a row.
 The table gives the median error over seeds and their ratio (and, off the default, the mechanism
 used). Writes markdown to stdout (``--output FILE`` also writes it there). Uses every core
 (``--jobs``).
@@ -60,7 +57,8 @@ def one_case(args):
     name, n, eps, seeds, rounds, mechanism, delta = args
     from manifold_dp import private_frechet_mean
     from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS
-    from manifold_dp.privacy.private_ball import AutoCenter, expected_auto_ball
+    from manifold_dp.privacy.planning import supports
+    from manifold_dp.privacy.private_ball import UNSUPPORTED_MECHANISMS, AutoCenter, expected_auto_ball
 
     expr, spread, distance = SPACES[name]
     M = _space(expr)
@@ -78,40 +76,49 @@ def one_case(args):
             key = [s, n, round(1000 * eps)]  # independent draws at every ε, and for each of the two releases
             if mechanism == "laplace":  # the calls as they always were: the pure-ε table stays the same
                 options = {}
+            elif mechanism == "auto":
+                options = {"mechanism": "auto", "delta": delta}
             else:
-                chosen = _mechanism_for(M, mechanism, n, eps, delta, c, r90)
-                if chosen is None:
+                if not supports(M, mechanism) or mechanism in UNSUPPORTED_MECHANISMS:
                     return name, n, eps, float("nan"), float("nan"), float("nan"), time.time() - start, ()
-                used.append(chosen)
-                options = {"mechanism": chosen, "delta": delta if chosen in GAUSSIAN_MECHANISMS else None}
+                options = {"mechanism": mechanism, "delta": delta if mechanism in GAUSSIAN_MECHANISMS else None}
             a = private_frechet_mean(X, M, center=AutoCenter(rounds=rounds), radius="auto", epsilon=eps,
                                      rng=np.random.default_rng(key + [0]), **options)
             o = private_frechet_mean(X, M, center=c, radius=r90, epsilon=eps, rng=np.random.default_rng(key + [1]),
                                      **options)
             auto.append(float(M.dist(mean, a.point)))
             oracle.append(float(M.dist(mean, o.point)))
-    gaussian = mechanism != "laplace" and all(m in GAUSSIAN_MECHANISMS for m in used)
-    plan = expected_auto_ball(M, n=n, epsilon=eps, delta=delta if gaussian else None, gaussian=gaussian)
-    predicted = plan.ratio(float(np.median(spreads)))
+            used.append(f"{a.mechanism} / {o.mechanism}" if mechanism == "auto" else a.mechanism)
+    spread = float(np.median(spreads))
+    if mechanism == "auto":
+        predicted = _predicted_auto(M, n, eps, delta, rounds, spread)
+    else:
+        gaussian = mechanism in GAUSSIAN_MECHANISMS
+        plan = expected_auto_ball(M, n=n, epsilon=eps, delta=delta if gaussian else None, gaussian=gaussian)
+        predicted = plan.ratio(spread)
     return (name, n, eps, float(np.median(auto)), float(np.median(oracle)), predicted, time.time() - start,
             tuple(dict.fromkeys(used)))
 
 
-def _mechanism_for(M, mechanism, n, eps, delta, center, radius):
-    """The mechanism both releases use (``--mechanism``), or ``None`` where none runs on ``M``
-    with ``center="auto"``. ``"auto"``: ``mechanism="auto"``'s choice at the oracle's public
-    parameters among the (ε, δ) mechanisms that ``center="auto"`` supports."""
-    from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
-    from manifold_dp.privacy.planning import choose_mechanism, supports
-    from manifold_dp.privacy.private_ball import UNSUPPORTED_MECHANISMS
+def _predicted_auto(M, n, eps, delta, rounds, spread):
+    """``mechanism="auto"``'s expected error ratio before the data: its pipeline's ``a·√(P² + Q²s²)``
+    (``planning.choose_ball_mechanism``) over the oracle's ``mechanism="auto"`` expected noise
+    distance at radius ``s`` (the cluster's median 0.9-quantile spread)."""
+    from manifold_dp.privacy.ball_first_stage import first_stage
+    from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS
+    from manifold_dp.privacy.planning import choose_ball_mechanism, choose_mechanism, expected_error
+    from manifold_dp.privacy.private_ball import AutoCenter, ball_grid, expected_auto_ball
 
-    if mechanism != "auto":
-        return mechanism if supports(M, mechanism) and mechanism not in UNSUPPORTED_MECHANISMS else None
-    exclude = tuple(m for m in MECHANISM_NAMES if m not in GAUSSIAN_MECHANISMS) + tuple(UNSUPPORTED_MECHANISMS)
-    try:
-        return choose_mechanism(M, n=n, radius=radius, epsilon=eps, delta=delta, center=center, exclude=exclude).mechanism
-    except ValueError:  # no (ε, δ) mechanism that center="auto" supports passes on M
-        return None
+    auto = AutoCenter(rounds=rounds)
+    chosen = choose_ball_mechanism(M, n=n, epsilon=eps, delta=delta, auto=auto).mechanism
+    grid = ball_grid(M, first_stage(M, 1, 1.0, None))
+    r = float(np.sqrt(grid[0] * grid[-1]))
+    P, Q = expected_auto_ball(M, n=n, epsilon=eps, delta=delta, gaussian=chosen in GAUSSIAN_MECHANISMS,
+                              auto=auto).limits
+    a = expected_error(M, chosen, n=n, radius=r, epsilon=eps, delta=delta, full=False).expected_distance / r
+    oracle = choose_mechanism(M, n=n, radius=min(spread, 0.99 * M.assumption_radius), epsilon=eps, delta=delta)
+    best = min(c.expected_distance for c in oracle.candidates if c.ok)
+    return a * float(np.hypot(P, Q * spread)) / best
 
 
 def _reference_mean(M, X, start):
@@ -165,21 +172,20 @@ def one_real_case(args):
     mean = _reference_mean(M, X, X[0])
     spread = float(np.median(M.dist(mean, X)))
     options = {}
-    if mechanism != "laplace":  # as the synthetic table: the oracle ball's choice (true mean, 0.9-quantile radius)
-        chosen = _mechanism_for(M, mechanism, len(X), eps, delta, mean,
-                                min(float(np.quantile(M.dist(mean, X), 0.9)), 0.99 * M.assumption_radius))
-        if chosen is None:
-            return name, len(X), eps, float("nan"), float("nan"), spread, "none"
-        options = {"mechanism": chosen, "delta": delta if chosen in GAUSSIAN_MECHANISMS else None}
-    errs, origin = [], []
+    if mechanism != "laplace":
+        options = {"mechanism": mechanism, "delta": delta if mechanism == "auto" or mechanism in GAUSSIAN_MECHANISMS
+                   else None}
+    errs, origin, used = [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for s in range(seeds):
             rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=eps, rng=s, **options)
             errs.append(float(M.dist(mean, rel.point)))
+            used.append(rel.mechanism)
             rel = private_frechet_mean(X, M, center=M.origin, radius="auto", epsilon=eps, rng=s, **options)
             origin.append(float(M.dist(mean, rel.point)))
-    return name, len(X), eps, float(np.median(errs)), float(np.median(origin)), spread, options.get("mechanism", "laplace")
+            used.append(rel.mechanism)
+    return name, len(X), eps, float(np.median(errs)), float(np.median(origin)), spread, " / ".join(dict.fromkeys(used))
 
 
 def main(argv=None):
@@ -191,8 +197,8 @@ def main(argv=None):
     ap.add_argument("--n", nargs="*", type=int, default=None, help="record counts (default 100 300 1000)")
     ap.add_argument("--eps", nargs="*", type=float, default=None, help="epsilons (default 0.5 1 2)")
     ap.add_argument("--mechanism", default="laplace",
-                    help="both releases' mechanism: a registry name, or 'auto' (the smallest expected noise distance "
-                         "among the (ε, δ) ones center='auto' supports, at the oracle's ball); default laplace")
+                    help="both releases' mechanism: a registry name, or 'auto' (mechanism='auto' with delta for both: "
+                         "center='auto' compares whole pipelines, the oracle ball the releases); default laplace")
     ap.add_argument("--delta", type=float, default=1e-6, help="total δ of both releases for an (ε, δ) mechanism")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--real", action="store_true", help="the offline data sets instead")
@@ -241,10 +247,11 @@ def _case_table(rows, mechanism):
         lines = [head, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
         return lines + [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} |"
                         for r in rows]
-    lines = [head + " mechanism |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    column = " mechanism (center=\"auto\" / oracle) |" if mechanism == "auto" else " mechanism |"
+    lines = [head + column, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
         if not r[7]:
-            lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | n/a | n/a | n/a | n/a | none that center=\"auto\" supports |")
+            lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | n/a | n/a | n/a | n/a | does not run with center=\"auto\" |")
         else:
             lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} | "
                          f"{' / '.join(r[7])} |")

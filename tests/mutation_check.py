@@ -60,6 +60,12 @@ MUTATIONS = {
                                    "z = gaussian_scale(1.0, composed[1][0] * epsilon, gaussian_stage_delta(",
                                    "z = gaussian_scale(1.0, epsilon, gaussian_stage_delta(",
                                    "center='auto' under (ε, δ): each noisy binary search calibrated at the whole ε"),
+    "ball-auto-mechanism-counts-finite-records": ("privacy/private_ball.py",
+                                                  "choice = choose_ball_mechanism(manifold, n=p.n,",
+                                                  "choice = choose_ball_mechanism(manifold, n=int(np.all(np.isfinite("
+                                                  "np.asarray(X, float).reshape(p.n, -1)), axis=1).sum()),",
+                                                  "center='auto' with mechanism='auto': the choice reads how many "
+                                                  "records are finite"),
     "delta-curve-float-raise-dropped": ("privacy/calibration.py", "DELTA_FLOAT_ERROR = 1e-7", "DELTA_FLOAT_ERROR = 0.0",
                                         "the Gaussian δ curve as float64 computes it, up to 1e-8 below the exact one"),
     "gaussian-round-noise-halved": ("privacy/ball_refine.py", "rng.normal(0.0, sigma, statistic.size)",

@@ -9,13 +9,23 @@ import jsonschema
 import numpy as np
 import pytest
 
-from manifold_dp import Hyperbolic, KendallShape2D, SPDAffineInvariant, SPDLogEuclidean, Sphere, cli, private_frechet_mean
+from manifold_dp import (
+    Hyperbolic,
+    KendallShape2D,
+    PrivacyAccountant,
+    SPDAffineInvariant,
+    SPDLogEuclidean,
+    Sphere,
+    cli,
+    private_frechet_mean,
+)
 from manifold_dp.manifolds import REGISTRY
 from manifold_dp.privacy import CERTIFICATE_SCHEMA
 from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.planning import (
     GAUSSIAN_MECHANISMS,
     candidate_mechanisms,
+    choose_ball_mechanism,
     choose_mechanism,
     expected_error,
     format_plan,
@@ -24,7 +34,8 @@ from manifold_dp.privacy.planning import (
     required_n,
     supports,
 )
-from manifold_dp.privacy.private_ball import expected_auto_ball
+from manifold_dp.privacy.private_ball import ball_grid, expected_auto_ball
+from manifold_dp.privacy.radius_selection import default_grid
 from manifold_dp.privacy.release import MECHANISMS, calibrate, expected_noise_distance
 
 # --- mechanism="auto" -------------------------------------------------------------------------
@@ -102,16 +113,92 @@ def test_the_slow_riemannian_gaussian_is_screened_out_where_it_cannot_win():
     assert full.expected_distance > min(c.expected_distance for c in choice.candidates if c.ok)  # rightly skipped
 
 
-def test_auto_needs_a_public_radius_and_says_when_nothing_passes():
+def test_auto_with_a_private_radius_compares_at_the_middle_of_the_public_grid():
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.3, size=300, rng=0)
+    rel = private_frechet_mean(X, S, center=S.origin, radius="auto", epsilon=1.0, delta=1e-6, mechanism="auto", rng=0)
+    grid = default_grid(S, S.origin)
+    expected = choose_mechanism(S, n=300, radius=float(np.sqrt(grid[0] * grid[-1])), epsilon=0.8, delta=1e-6)
+    assert rel.mechanism == expected.mechanism == rel.certificate.mechanism_selection.chosen == "laplace"
+    assert rel.certificate.radius_selection is not None
+
+
+def test_auto_says_when_nothing_passes():
     S = Sphere(2)
     X = S.random_point(S.origin, 0.3, size=30, rng=0)
-    with pytest.raises(ValueError, match="radius='auto' name the mechanism"):
-        private_frechet_mean(X, S, center=S.origin, radius="auto", epsilon=1.0, mechanism="auto")
     with pytest.raises(ValueError, match=r"mechanism must be one of .* or 'auto'"):
         private_frechet_mean(X, S, center=S.origin, radius=0.4, epsilon=1.0, mechanism="best")
     M = SPDAffineInvariant(28)
     with pytest.raises(ValueError, match="mechanism='auto': no mechanism passes"):
         choose_mechanism(M, n=86, radius=2.0, epsilon=1.0, delta=None)
+
+
+# --- mechanism="auto" with center="auto": whole pipelines compared ---------------------------------
+
+@pytest.mark.parametrize("M,expected", [(Sphere(2), "laplace"), (Sphere(99), "ambient_gaussian"),
+                                        (KendallShape2D(18), "ambient_gaussian"), (SPDLogEuclidean(16), "tangent_gaussian")])
+def test_the_ball_takes_the_pipeline_whose_worst_case_is_smallest(M, expected):
+    """S²: the Laplace pipeline errs less at every spread (3 dimensions: the K-norm's D against the
+    Gaussian's √D·z); in 99 or more dimensions the Gaussian ones do."""
+    choice = choose_ball_mechanism(M, n=300, epsilon=1.0, delta=1e-6)
+    assert choice.mechanism == expected
+    worst = {c.mechanism: float(c.note.split("at most ")[1].split("×")[0]) for c in choice.candidates if c.ok}
+    assert worst[expected] == 1.0 and all(w >= 1.0 for w in worst.values())
+    assert choose_ball_mechanism(M, n=300, epsilon=1.0, delta=None).mechanism not in GAUSSIAN_MECHANISMS
+
+
+@pytest.mark.parametrize("M,n,eps", [(Hyperbolic(10), 300, 1.0), (Hyperbolic(10), 100, 2.0), (SPDAffineInvariant(5), 100, 0.5),
+                                     (Sphere(2), 100, 2.0)])
+def test_the_ball_choice_is_the_minimax_over_every_spread(M, n, eps):
+    """The rule compares only the two ends of the spread range: a brute-force minimax of the
+    pipelines' expected errors ``a·√(P² + Q²s²)`` over a fine grid of spreads chooses the same."""
+    choice = choose_ball_mechanism(M, n=n, epsilon=eps, delta=1e-6)
+    grid = ball_grid(M, first_stage(M, 1, 1.0, None))
+    r = float(np.sqrt(grid[0] * grid[-1]))
+    spreads = np.geomspace(1e-6, 1e6, 4001)
+    error = {}
+    for c in choice.candidates:
+        if c.ok:
+            gaussian = c.mechanism in GAUSSIAN_MECHANISMS
+            P, Q = expected_auto_ball(M, n=n, epsilon=eps, delta=1e-6, gaussian=gaussian).limits
+            a = expected_error(M, c.mechanism, n=n, radius=r, epsilon=eps, delta=1e-6, full=False).expected_distance / r
+            error[c.mechanism] = a * np.hypot(P, Q * spreads)
+    best = np.min(list(error.values()), axis=0)
+    worst = {m: float(np.max(e / best)) for m, e in error.items()}
+    assert worst[choice.mechanism] == pytest.approx(min(worst.values()), rel=1e-6)
+
+
+def test_the_ball_mechanism_is_chosen_before_the_data_and_certified():
+    S = Sphere(2)
+    releases = []
+    for seed in range(3):  # clusters in different places: the same choice, the same candidates
+        c = S.exp(S.origin, 2.0 * S.random_unit_tangent(S.origin, rng=seed))
+        X = S.random_point(c, 0.3, size=200, rng=seed)
+        releases.append(private_frechet_mean(X, S, center="auto", radius="auto", epsilon=1.0, delta=1e-6,
+                                             mechanism="auto", rng=seed))
+    selections = {json.dumps(r.certificate.to_dict()["mechanism_selection"]) for r in releases}
+    assert len(selections) == 1
+    rel = releases[0]
+    assert rel.mechanism == "laplace" and rel.certificate.delta == 0.0  # the pure pipeline: δ is not spent
+    assert "worst-case expected error of the whole private ball" in rel.certificate.summary()
+    jsonschema.validate(json.loads(rel.certificate.to_json()), CERTIFICATE_SCHEMA)
+    c = S.exp(S.origin, 2.0 * S.random_unit_tangent(S.origin, rng=0))
+    X = S.random_point(c, 0.3, size=200, rng=0)
+    named = private_frechet_mean(X, S, center="auto", radius="auto", epsilon=1.0, delta=1e-6, mechanism="laplace",
+                                 rng=0)
+    assert np.array_equal(named.point, rel.point)
+
+
+def test_the_ball_mechanism_charges_the_accountant_as_the_named_one():
+    M = Sphere(99)
+    X = M.random_point(M.exp(M.origin, 2.0 * M.random_unit_tangent(M.origin, rng=1)), 0.3, size=300, rng=1)
+    spent = []
+    for mechanism in ("auto", "ambient_gaussian"):
+        acc = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+        rel = private_frechet_mean(X, M, center="auto", radius="auto", epsilon=1.0, delta=1e-6, mechanism=mechanism,
+                                   accountant=acc, rng=3)
+        spent.append((rel.mechanism, acc.spent()))
+    assert spent[0] == spent[1] and spent[0][0] == "ambient_gaussian"
 
 
 # --- expected errors and what a target needs -------------------------------------------------------
@@ -309,8 +396,11 @@ def test_plan_command_says_what_center_auto_will_do(capsys):
     assert code == 0, err
     lines = [line for line in out.splitlines() if line.startswith("center='auto'")]
     expected = expected_auto_ball(Hyperbolic(10), n=1000, epsilon=1.0)
-    assert len(lines) == 2 and f"E1 = {expected.centre_error:.3g}." in lines[0] and "Gaussian" in lines[1], out
+    assert len(lines) == 3 and f"E1 = {expected.centre_error:.3g}." in lines[0] and "Gaussian" in lines[1], out
     assert "AutoCenter(rounds=2)" in lines[0]
+    choice = choose_ball_mechanism(Hyperbolic(10), n=1000, epsilon=1.0, delta=1e-6)
+    assert lines[2].startswith(f"center='auto' with mechanism='auto' takes {choice.mechanism}:")
+    assert choice.mechanism == "wrapped_gaussian" and "laplace about" in lines[2]
     gaussian = expected_auto_ball(Hyperbolic(10), n=1000, epsilon=1.0, delta=1e-6, gaussian=True)
     assert gaussian.rounds == 2 and "Two rounds" in lines[1] and "radius search, re-centring round" in lines[1]
     # a round brings the centre to within a fraction of its radius √(E1² + s²): at a spread below E1 the

@@ -82,6 +82,19 @@ def test_neighbours_same_outcome_warnings_and_certificate(M):
 
 
 @pytest.mark.parametrize("M", SPACES, ids=IDS)
+def test_mechanism_auto_is_chosen_from_public_values(M):
+    """``mechanism="auto"``: the same choice, with the same figures, for a dataset and its
+    neighbours (a far record, NaN): every record counts in ``n``, whatever its value."""
+    _, X = cluster(M, 60)
+    selections = set()
+    for Y in [X, *neighbours(M, X)]:
+        rel, outcome, _ = _release(Y, M, mechanism="auto", delta=1e-6)
+        assert outcome == "ok"
+        selections.add(json.dumps(rel.certificate.to_dict()["mechanism_selection"], sort_keys=True))
+    assert len(selections) == 1
+
+
+@pytest.mark.parametrize("M", SPACES, ids=IDS)
 def test_plan_is_a_function_of_public_values(M):
     """Candidates, shares, the small-n decision and the first stage's calibration do not depend
     on the records (the same for a dataset and its neighbours, and for unrelated data)."""

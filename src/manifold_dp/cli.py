@@ -169,8 +169,8 @@ def _mechanism_notes(spaces: dict[str, Manifold]) -> list[str]:
         notes.append(f"{name}: {spec.summary.format(where=where)}")
     return notes + [
         "auto (--mechanism auto): the supported mechanism with the smallest expected noise distance at the public n, "
-        "radius, epsilon and delta (the (ε, δ) ones only with --delta), chosen before the data are read; "
-        "manifold-dp plan prints the figures it compares."]
+        "radius, epsilon and delta (the (ε, δ) ones only with --delta; with --center auto the whole private balls "
+        "are compared), chosen before the data are read; manifold-dp plan prints the figures it compares."]
 
 
 def cmd_mechanisms(args: argparse.Namespace) -> None:
@@ -512,7 +512,9 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--mechanism", default="laplace", choices=(*MECHANISMS, "auto"),
                    help="how the noise is added; which manifolds each supports: manifold-dp mechanisms. 'auto': the "
                         "one with the smallest expected noise distance at the public n, radius, epsilon and delta "
-                        "(chosen before the data are read; the certificate's mechanism_selection lists the candidates; "
+                        "(--radius auto: at the middle of its public grid; --center auto: the whole private balls "
+                        "compared, the one whose expected error is never far from the best at any spread of the data; "
+                        "chosen before the data are read; the certificate's mechanism_selection lists the candidates; "
                         "manifold-dp plan shows the same figures)")
     r.add_argument("--bound", default="tight", choices=("tight", "rauch", "paper"), help="sensitivity bound on "
                    "positively curved spaces: 'tight' (the Rauch constant L = 2r√κ/sin(2r√κ), on the sphere the proven "

@@ -164,8 +164,9 @@ class Certificate(JsonRecord):
         if self.mechanism_selection is not None:
             compared = ", ".join(f"{c.mechanism} {c.expected_noise_distance:.3g}" if c.expected_noise_distance is not None
                                  else f"{c.mechanism} -" for c in self.mechanism_selection.candidates)
-            lines.append(f"  mechanism_selection: {self.mechanism_selection.chosen}, the smallest expected noise distance "
-                         f"({compared})")
+            why = ("the smallest worst-case expected error of the whole private ball"  # planning.BALL_AUTO_RULE
+                   if self.mechanism_selection.rule.startswith("center='auto'") else "the smallest expected noise distance")
+            lines.append(f"  mechanism_selection: {self.mechanism_selection.chosen}, {why} ({compared})")
         return "\n".join(lines)
 
 

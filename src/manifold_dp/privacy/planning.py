@@ -12,6 +12,7 @@ record in sight.
   CLI's tables read;
 - ``expected_error``: one mechanism's expected noise distance, or why it is refused;
 - ``choose_mechanism``: ``mechanism="auto"``, the smallest expected noise distance;
+- ``choose_ball_mechanism``: ``mechanism="auto"`` with ``center="auto"``, the whole pipelines compared;
 - ``required_n`` / ``required_epsilon``: the ``n`` (or ``ε``) for a target error;
 - ``plan_table`` / ``format_plan``: ``manifold-dp plan``.
 
@@ -21,6 +22,7 @@ distance, the mechanism's exact law is in its theorem (docs/theory.md).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ def _frechet_mean() -> Any:
 _measurements: Any = measurements
 
 __all__ = ["supports", "candidate_mechanisms", "Expectation", "expected_error", "MechanismChoice", "choose_mechanism",
+           "choose_ball_mechanism",
            "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "auto_ball_summary",
            "STEEP_GROWTH", "radius_growth", "steep_radius", "MECHANISMS", "GAUSSIAN_MECHANISMS"]
 
@@ -221,6 +224,68 @@ def choose_mechanism(manifold: Manifold, *, n: int, radius: float, epsilon: floa
         found[winner] = expected_error(manifold, winner, n=n, radius=radius, epsilon=epsilon, delta=delta, center=center,
                                        bound=bound, calibration=calibration, restrict=restrict)  # its acceptance, now
     return MechanismChoice(winner, tuple(found[m] for m in names), AUTO_RULE)
+
+
+BALL_AUTO_RULE = ("center='auto': each mechanism's whole private ball (its first stage, radius stages and rounds, and "
+                  "the release; with delta the Gaussian ones share one μ-GDP budget) is expected to err about "
+                  "a·√(P² + Q²·s²) for records of spread s, with a the release's expected noise distance per unit of "
+                  "radius (at the middle of the public radius grid, or the given radius) and P, Q from the stages' "
+                  "shares and the centre's expected error (private_ball.expected_auto_ball); the ratio of two such "
+                  "errors is monotone in s, so its largest value over every spread is at s → 0 or s → ∞; chosen: the "
+                  "mechanism whose largest ratio to the best is smallest, from public values only; ties go to the "
+                  "earlier in MECHANISMS")
+
+
+def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
+                          auto: Any = None, radius: float | None = None, bound: str = "tight",
+                          calibration: str = "analytic", restrict: bool = False) -> MechanismChoice:
+    """``mechanism="auto"`` with ``center="auto"`` (``auto``: its ``AutoCenter``; ``radius``: a
+    given radius, else ``"auto"``): the rule ``BALL_AUTO_RULE``, which compares whole pipelines
+    rather than releases, because the centre's stage differs with the kind of noise (the K-norm
+    mechanism's error grows like ``D``, the Gaussian's like ``√D``, and the Gaussian stages share
+    δ). Each candidate's ``expected_distance`` is its pipeline's expected error for records of
+    spread ``r`` (the reference radius); its ``note`` gives ``a``, ``P``, ``Q`` and the largest
+    ratio to the best. A function of public values only. Raises ``ValueError`` when every
+    candidate is refused."""
+    from .ball_first_stage import first_stage
+    from .private_ball import UNSUPPORTED_MECHANISMS, AutoCenter, ball_grid, expected_auto_ball
+
+    auto = AutoCenter() if auto is None else auto
+    if radius is None:
+        grid = ball_grid(manifold, first_stage(manifold, 1, 1.0, None, auto.bound))
+        r = float(math.sqrt(grid[0] * grid[-1]))
+    else:
+        r = float(radius)
+    names = candidate_mechanisms(manifold, delta, UNSUPPORTED_MECHANISMS)
+    pipelines: dict[bool, Any] = {}
+    fits: dict[str, tuple[float, float, float]] = {}
+    found: dict[str, Expectation] = {}
+    for m in names:
+        e = expected_error(manifold, m, n=n, radius=r, epsilon=epsilon, delta=delta, bound=bound,
+                           calibration=calibration, restrict=restrict, full=False)
+        if e.expected_distance is None:
+            found[m] = e
+            continue
+        gaussian = m in GAUSSIAN_MECHANISMS and delta is not None and calibration == "analytic"
+        if gaussian not in pipelines:
+            pipelines[gaussian] = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian,
+                                                     auto=auto, radius_private=radius is None)
+        P, Q = pipelines[gaussian].limits
+        a = e.expected_distance / r
+        fits[m] = (a, a * P, a * Q)
+        found[m] = Expectation(m, a * math.hypot(P, Q * r), e.scale, e.note)
+    if not fits:
+        reasons = "; ".join(f"{m}: {found[m].note.split(';')[0]}" for m in names)
+        raise ValueError(f"mechanism='auto': no mechanism passes for center='auto' at n={n}, epsilon={epsilon!r}, "
+                         f"delta={delta!r} on {manifold!r} ({reasons})")
+    low = min(p for _, p, _ in fits.values())
+    slope = min(q for _, _, q in fits.values())
+    worst = {m: max(p / low, q / slope) for m, (_, p, q) in fits.items()}
+    for m, (a, p, q) in fits.items():
+        note = f"about {a:.3g}·√({p / a:.3g}² + {q / a:.3g}²·s²), at most {worst[m]:.3g}× the best"
+        found[m] = dataclasses.replace(found[m], note="; ".join(x for x in (note, found[m].note) if x))
+    winner = min(fits, key=lambda m: (worst[m], names.index(m)))
+    return MechanismChoice(winner, tuple(found[m] for m in names), BALL_AUTO_RULE)
 
 
 def _solve(f: Callable[[float], float | None], x0: float, target: float, *, integer: bool, low: float,
@@ -467,4 +532,12 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
                      f"then errs about √(E² + s²)/({e.release_strength:.2f}·s) times a release in a ball of radius s around "
                      f"the true centre, with E = {centre}, for records of spread s (0.9-quantile distance to their "
                      f"mean): {ratios}. {advice}")
+    try:
+        choice = choose_ball_mechanism(manifold, n=n, epsilon=epsilon, delta=delta)
+    except ValueError as err:
+        lines.append(f"center='auto' with mechanism='auto': {err}")
+    else:
+        compared = "; ".join(f"{c.mechanism} {c.note.split(';')[0]}" for c in choice.candidates if c.ok)
+        lines.append(f"center='auto' with mechanism='auto' takes {choice.mechanism}: the whole pipeline's expected error "
+                     f"for records of spread s, each at most so many times the best at any s ({compared}).")
     return "\n".join(lines)

@@ -51,7 +51,7 @@ from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .ball_refine import round_sensitivity, tangent_round
 from .calibration import gaussian_noise_ratio, shared_gaussian_shares
-from .certificate import BallStage, CenterSelection
+from .certificate import BallStage, CenterSelection, MechanismCandidate, MechanismSelection
 from .measurements import gaussian_scale
 from .public import ignoring_float_errors
 
@@ -311,9 +311,14 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     if is_dask(X):
         raise ValueError("center='auto' reads the records several times in memory: not supported on Dask arrays")
     fs_probe = first_stage(manifold, 1, 1.0, None, ac.bound)  # the safe region, from public values
+    selection = None
+    if mechanism == "auto":  # the whole pipelines compared, from public values only, before any record is read
+        mechanism, selection = _auto_mechanism(X, manifold, ac, fs_probe.reference, radius, epsilon, delta, bound,
+                                               calibration, restrict)
     p = rel.check_public(X, manifold, center=fs_probe.reference, radius=radius, epsilon=epsilon, delta=delta,
                          mechanism=mechanism, bound=bound, calibration=calibration, restrict=restrict,
                          accountant=accountant, strict=strict)
+    p = dataclasses.replace(p, mechanism_selection=selection)
     n, eps, auto = p.n, p.epsilon, p.auto
     radius_private = auto is not None
     # radius="auto" (not an AutoRadius): the ball's own target and headroom; an AutoRadius's quantile as given
@@ -480,23 +485,37 @@ class AutoBallExpectation:
         error = self.centre_error if self.rounds == 1 else self.round_error * math.hypot(self.centre_error, spread)
         return math.hypot(error, spread) / (self.release_strength * spread)
 
+    @property
+    def limits(self) -> tuple[float, float]:
+        """``(P, Q)`` with ``ratio(s)·s = √(P² + Q²·s²)``: the release's radius over its strength
+        for records at one point (``P``, the centre's error) and per unit of spread far beyond it
+        (``Q``). The release's expected error is about its noise distance per unit of radius
+        times ``√(P² + Q²·s²)``."""
+        w = self.release_strength
+        if self.rounds == 1:
+            return self.centre_error / w, 1.0 / w
+        return self.round_error * self.centre_error / w, math.sqrt(1.0 + self.round_error**2) / w
+
 
 def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
-                       gaussian: bool = False) -> AutoBallExpectation:
-    """``AutoBallExpectation`` of ``AutoCenter()`` from public values: the shares (with the
-    small-``n·ε`` decision of the default grid, ``_stage_budget``) and the first stage's
-    expected error (``FirstStage.expected_error``). ``gaussian``: the release is a Gaussian
-    mechanism with ``delta``, so the first stage is Gaussian too."""
+                       gaussian: bool = False, auto: AutoCenter | None = None,
+                       radius_private: bool = True) -> AutoBallExpectation:
+    """``AutoBallExpectation`` of ``auto`` (default ``AutoCenter()``) from public values: the
+    shares (with the small-``n·ε`` decision of the default grid, ``_stage_budget``) and the first
+    stage's expected error (``FirstStage.expected_error``). ``gaussian``: the release is a
+    Gaussian mechanism with ``delta``, so the first stage is Gaussian too; ``radius_private``:
+    the radius is ``"auto"`` (else given)."""
     shared = gaussian and delta is not None
-    probe = first_stage(manifold, 1, 1.0, None)
-    ac, budget = _resolve(AutoCenter(), probe, True, None, n, epsilon, delta if shared else None, shared,
+    ac = AutoCenter() if auto is None else auto
+    probe = first_stage(manifold, 1, 1.0, None, ac.bound)
+    ac, budget = _resolve(ac, probe, radius_private, None, n, epsilon, delta if shared else None, shared,
                           BALL_GRID_POINTS)
     shares = budget.shares
     strength = shares[3]
     delta_first = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if shared else None
     if shared:  # the release's μ over a single release's (at its δ/k)
         strength = gaussian_noise_ratio(epsilon, cast(float, delta), shares[3] * epsilon, cast(float, delta_first))
-    stage = first_stage(manifold, n, shares[0] * epsilon, delta_first)
+    stage = first_stage(manifold, n, shares[0] * epsilon, delta_first, ac.bound)
     rounds = cast(int, ac.rounds)
     round_error = 0.0
     if rounds > 1 and budget.composed:
@@ -504,6 +523,22 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
         round_error = math.sqrt(manifold.dim) * 2.0 * z / n
     return AutoBallExpectation(shares[0], shares[3], budget.reliable, stage.noise, stage.dimension, stage.expected_error,
                                strength, rounds, round_error, budget.composed, budget.searched)
+
+
+def _auto_mechanism(X: Any, manifold: Manifold, ac: AutoCenter, reference: Array, radius: Any, epsilon: Any, delta: Any,
+                    bound: str, calibration: str, restrict: bool) -> tuple[str, MechanismSelection]:
+    """``mechanism="auto"`` with ``center="auto"``: ``planning.choose_ball_mechanism`` at the
+    checked public values, and the certificate's record of the choice."""
+    from . import release as rel
+    from .planning import choose_ball_mechanism
+
+    p = rel.check_public(X, manifold, center=reference, radius=radius, epsilon=epsilon, delta=delta, mechanism="laplace",
+                         bound=bound, calibration=calibration, restrict=restrict, accountant=None)
+    choice = choose_ball_mechanism(manifold, n=p.n, epsilon=p.epsilon, delta=p.delta, auto=ac,
+                                   radius=None if p.auto is not None else p.given_radius, bound=bound,
+                                   calibration=calibration, restrict=restrict)
+    candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in choice.candidates)
+    return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
 
 
 def _largest_event(events: Sequence[DpEvent]) -> DpEvent:

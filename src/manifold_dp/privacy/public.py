@@ -156,12 +156,17 @@ def _auto_mechanism(manifold: Manifold, *, n: int, center: Array, radius: float 
                     epsilon: float, delta: float | None, bound: str, calibration: str, restrict: bool,
                     dask: bool) -> tuple[str, MechanismSelection]:
     """``mechanism="auto"``: the mechanism with the smallest expected noise distance at the public
-    parameters (``privacy.planning.choose_mechanism``) and the certificate's record of the choice."""
-    if auto is not None:
-        raise ValueError("mechanism='auto' compares the mechanisms at a public radius: with radius='auto' name the "
-                         "mechanism, or give the radius")
+    parameters (``privacy.planning.choose_mechanism``) and the certificate's record of the choice.
+    With ``radius="auto"`` the mechanisms are compared at the geometric middle of the public
+    candidate grid with the release's share of ε (each one's noise grows about in proportion to
+    the radius, so the order hardly depends on where it is compared)."""
     from .planning import choose_mechanism
 
+    if auto is not None:
+        grid = np.asarray(auto.grid) if auto.grid is not None else _selection.default_grid(manifold, center)
+        if not grid.size:
+            raise ValueError(f"mechanism='auto': radius='auto' has no candidate radius around this centre on {manifold!r}")
+        radius, epsilon = float(np.sqrt(grid[0] * grid[-1])), epsilon * (1.0 - auto.budget)
     choice = choose_mechanism(manifold, n=n, radius=cast(float, radius), epsilon=epsilon, delta=delta, center=center, bound=bound,
                               calibration=calibration, restrict=restrict,
                               exclude=tuple(name for name, spec in MECHANISM_SPECS.items() if dask and spec.on_dask))

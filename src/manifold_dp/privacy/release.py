@@ -684,9 +684,6 @@ def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, ce
     With ``radius="auto"`` an ``AutoPlan``; with ``center="auto"`` (where the statistic offers it)
     a ``privacy.private_ball.BallPlan``."""
     if statistic.private_ball and _private_ball.auto_center(center) is not None:
-        if mechanism == "auto":
-            raise ValueError("mechanism='auto' compares the mechanisms at a public centre and radius: with center='auto' "
-                             "name the mechanism (manifold-dp plan shows what each would give)")
         return _private_ball.plan_private_ball(
             X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
             calibration=calibration, restrict=restrict, round_to=round_to, accountant=accountant, strict=strict)
