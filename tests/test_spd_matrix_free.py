@@ -342,3 +342,23 @@ def test_release_memory_at_k_50():
         finally:
             tracemalloc.stop()
     assert peak <= 3.0 * X.nbytes, peak / X.nbytes
+
+
+@pytest.mark.slow  # a few seconds: the search's exact phase before the beam
+def test_a_long_schedule_search_keeps_a_beam_and_its_run_still_certifies():
+    """Affine-invariant SPD(28) at n = 86 near r = 1.75 (a candidate of ``center="auto"``): the
+    exact search weighed tens of millions of runs (three minutes); past ``PLAN_WORK`` it keeps
+    ``PLAN_BEAM`` runs per step. The run it returns still brings the public bound to the accuracy,
+    step by step (the exact search's: 14 gradient and 20 Newton steps)."""
+    spd, radius, accuracy, n = SPDAffineInvariant(28), 1.7462434002053169, 4.318232246240874e-08, 86
+    s = frechet._search_schedule(spd, radius, accuracy, n)
+    assert (s.start, s.gradient_steps) == ("center", 14) and 15 <= s.newton_steps <= 25
+    c = spd.newton_constants(radius, n)
+    d = min(2.0 * radius, math.sqrt((1.0 - s.h / s.H) ** s.gradient_steps * radius**2 / s.h))
+    errors = {level[0]: level[1:] for level in c.passes()}
+    for order in s.orders or (c.order,) * s.newton_steps:
+        e, _, g, solve = errors[order]
+        following = frechet._newton_bound(d, c, s.h, e, g, solve)
+        assert following < d
+        d = following
+    assert d <= accuracy

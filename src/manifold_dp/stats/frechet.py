@@ -360,6 +360,12 @@ def certified_iterations(h: float, H: float, radius: float, accuracy: float) -> 
 
 MAX_CERTIFIED_ITERATIONS = 200_000
 NEWTON_CAP = 64  # Newton steps a schedule may take (quadratic convergence needs a handful)
+# The cheapest-run search (``_NewtonPlanner.plan``, over every start of one schedule) is exact until it has weighed
+# PLAN_WORK steps; past that (affine-invariant SPD(28) near r = 1.75 at n = 86, SPD(16) near r = 1.2 at n = 100: tens
+# of millions, minutes) it keeps PLAN_BEAM runs per step, spread along the frontier. Public values only: the run found
+# is certified either way, perhaps not the cheapest.
+PLAN_WORK = 1_000_000
+PLAN_BEAM = 64
 
 
 @dataclass(frozen=True)
@@ -475,6 +481,7 @@ class _NewtonPlanner:
         # passes with inexact solves (SPD at large k: orders × log series × Chebyshev steps, a hundred of them) may
         # come in any order: a run is then dropped by bound and cost alone, which keeps the search to a second or less
         self.monotone = not any(level[4] for level in self.levels)
+        self.work = 0  # runs times passes weighed by every ``plan`` so far (PLAN_WORK)
 
     def fewest(self, d: float) -> int:
         """A lower bound on the steps any run needs from ``d``: every step taking the smallest
@@ -494,8 +501,9 @@ class _NewtonPlanner:
         with ``d``; a step that does not contract is never part of a cheapest run, so leaving them
         out loses nothing), or when its cost plus ``fewest`` steps at the cheapest pass's cost
         exceeds the best run found. Where a pass has an inexact solve (``monotone`` false) the
-        passes may come in any order and a run is dropped by bound and cost alone. Public values
-        only."""
+        passes may come in any order and a run is dropped by bound and cost alone. After
+        ``PLAN_WORK`` steps weighed by this planner's searches, ``PLAN_BEAM`` runs per step (evenly
+        along the frontier). Public values only."""
         if d <= self.accuracy:
             return 0.0, ()
         best: tuple[float, tuple[int, ...]] | None
@@ -528,6 +536,10 @@ class _NewtonPlanner:
                         lowest = run[0]
                         if run[2] + self.fewest(run[0]) * self.cheapest <= limit:
                             open_runs.append(run)
+            self.work += len(open_runs) * len(levels)
+            if self.work > PLAN_WORK and len(open_runs) > PLAN_BEAM:  # a long search: PLAN_BEAM runs along the frontier
+                keep = np.unique(np.linspace(0, len(open_runs) - 1, PLAN_BEAM).round().astype(int))
+                open_runs = [open_runs[i] for i in keep]
             if not open_runs:
                 break
         if best is None:
