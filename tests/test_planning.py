@@ -24,17 +24,20 @@ from manifold_dp.privacy import CERTIFICATE_SCHEMA
 from manifold_dp.privacy.ball_first_stage import first_stage
 from manifold_dp.privacy.planning import (
     GAUSSIAN_MECHANISMS,
+    RADIUS_AUTO_RULE,
     candidate_mechanisms,
     choose_ball_mechanism,
     choose_mechanism,
+    choose_mechanism_over_radii,
     expected_error,
     format_plan,
     plan_table,
     required_epsilon,
     required_n,
+    sample_radii,
     supports,
 )
-from manifold_dp.privacy.private_ball import ball_grid, expected_auto_ball
+from manifold_dp.privacy.private_ball import AutoCenter, ball_grid, expected_auto_ball
 from manifold_dp.privacy.radius_selection import default_grid
 from manifold_dp.privacy.release import MECHANISMS, calibrate, expected_noise_distance
 
@@ -113,14 +116,20 @@ def test_the_slow_riemannian_gaussian_is_screened_out_where_it_cannot_win():
     assert full.expected_distance > min(c.expected_distance for c in choice.candidates if c.ok)  # rightly skipped
 
 
-def test_auto_with_a_private_radius_compares_at_the_middle_of_the_public_grid():
+def test_auto_with_a_private_radius_compares_at_four_radii_of_the_public_grid():
     S = Sphere(2)
     X = S.random_point(S.origin, 0.3, size=300, rng=0)
     rel = private_frechet_mean(X, S, center=S.origin, radius="auto", epsilon=1.0, delta=1e-6, mechanism="auto", rng=0)
-    grid = default_grid(S, S.origin)
-    expected = choose_mechanism(S, n=300, radius=float(np.sqrt(grid[0] * grid[-1])), epsilon=0.8, delta=1e-6)
+    radii = sample_radii(default_grid(S, S.origin))
+    expected = choose_mechanism_over_radii(S, n=300, radii=radii, epsilon=0.8, delta=1e-6)
     assert rel.mechanism == expected.mechanism == rel.certificate.mechanism_selection.chosen == "laplace"
-    assert rel.certificate.radius_selection is not None
+    assert rel.certificate.radius_selection is not None and rel.certificate.mechanism_selection.rule == RADIUS_AUTO_RULE
+    # the largest ratio to the best over the four radii, from choose_mechanism at each
+    per_radius = [{c.mechanism: c.expected_distance for c in choose_mechanism(S, n=300, radius=r, epsilon=0.8,
+                                                                              delta=1e-6).candidates if c.ok}
+                  for r in radii]
+    worst = {m: max(d[m] / min(d.values()) for d in per_radius if m in d) for m in per_radius[0]}
+    assert worst[expected.mechanism] == min(worst.values())
 
 
 def test_auto_says_when_nothing_passes():
@@ -148,24 +157,48 @@ def test_the_ball_takes_the_pipeline_whose_worst_case_is_smallest(M, expected):
 
 
 @pytest.mark.parametrize("M,n,eps", [(Hyperbolic(10), 300, 1.0), (Hyperbolic(10), 100, 2.0), (SPDAffineInvariant(5), 100, 0.5),
-                                     (Sphere(2), 100, 2.0)])
-def test_the_ball_choice_is_the_minimax_over_every_spread(M, n, eps):
-    """The rule compares only the two ends of the spread range: a brute-force minimax of the
-    pipelines' expected errors ``a·√(P² + Q²s²)`` over a fine grid of spreads chooses the same."""
+                                     (Sphere(2), 100, 2.0), (KendallShape2D(5), 300, 1.0)])
+def test_the_ball_choice_is_the_minimax_over_every_spread_and_radius(M, n, eps):
+    """The rule compares only the two ends of the spread range at four radii: a brute-force
+    minimax of the pipelines' expected errors ``a(r)·√(P² + Q²s²)`` over a fine grid of spreads
+    at those radii chooses the same."""
     choice = choose_ball_mechanism(M, n=n, epsilon=eps, delta=1e-6)
-    grid = ball_grid(M, first_stage(M, 1, 1.0, None))
-    r = float(np.sqrt(grid[0] * grid[-1]))
+    reference = first_stage(M, 1, 1.0, None).reference
+    radii = sample_radii(ball_grid(M, first_stage(M, 1, 1.0, None)))
     spreads = np.geomspace(1e-6, 1e6, 4001)
-    error = {}
+    errors = {}
     for c in choice.candidates:
         if c.ok:
-            gaussian = c.mechanism in GAUSSIAN_MECHANISMS
-            P, Q = expected_auto_ball(M, n=n, epsilon=eps, delta=1e-6, gaussian=gaussian).limits
-            a = expected_error(M, c.mechanism, n=n, radius=r, epsilon=eps, delta=1e-6, full=False).expected_distance / r
-            error[c.mechanism] = a * np.hypot(P, Q * spreads)
-    best = np.min(list(error.values()), axis=0)
-    worst = {m: float(np.max(e / best)) for m, e in error.items()}
+            P, Q = expected_auto_ball(M, n=n, epsilon=eps, delta=1e-6, gaussian=c.mechanism in GAUSSIAN_MECHANISMS).limits
+            distances = [expected_error(M, c.mechanism, n=n, radius=r, epsilon=eps, delta=1e-6, center=reference,
+                                        full=False).expected_distance for r in radii]
+            errors[c.mechanism] = [None if d is None else d / r * np.hypot(P, Q * spreads) for d, r in zip(distances, radii)]
+    worst = {m: max(float(np.max(e[i] / np.min([o[i] for o in errors.values() if o[i] is not None], axis=0)))
+                    for i in range(len(radii)) if e[i] is not None)
+             for m, e in errors.items()}
     assert worst[choice.mechanism] == pytest.approx(min(worst.values()), rel=1e-6)
+
+
+def test_the_ball_rule_handles_rounds_huge_epsilon_restricted_laws_and_a_given_radius():
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.2, size=200, rng=1)
+    for auto in (AutoCenter(rounds=2), AutoCenter(rounds=3)):  # pure K-norm rounds: a positive error per unit radius
+        assert expected_auto_ball(S, n=200, epsilon=1.0, auto=auto).round_error > 0
+        rel = private_frechet_mean(X, S, center=auto, radius="auto", epsilon=1.0, delta=1e-6, mechanism="auto", rng=0)
+        assert rel.mechanism == "laplace"
+    assert choose_ball_mechanism(S, n=200, epsilon=1e250, delta=1e-6).mechanism in candidate_mechanisms(S, 1e-6)
+    # a restricted law that would win but whose acceptance the release would refuse is passed over
+    M = SPDAffineInvariant(6)
+    Y = M.random_point(M.origin, 0.5, size=50, rng=1)
+    rel = private_frechet_mean(Y, M, center="auto", radius="auto", epsilon=0.1, mechanism="auto", rng=0)
+    assert rel.mechanism == rel.certificate.mechanism_selection.chosen
+    # a given radius: the release's noise there (Q), whatever the centre's error
+    given = choose_ball_mechanism(Hyperbolic(10), n=300, epsilon=1.0, delta=1e-6, radius=0.5)
+    assert all("r = 0.5" in c.note for c in given.candidates if c.ok)
+    # classical calibration: the Gaussian first stage, outside the shared budget
+    classical = expected_auto_ball(SPDLogEuclidean(16), n=300, epsilon=0.9, delta=1e-6, gaussian=True,
+                                   calibration="classical")
+    assert classical.noise == "gaussian" and not classical.composed
 
 
 def test_the_ball_mechanism_is_chosen_before_the_data_and_certified():

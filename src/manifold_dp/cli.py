@@ -468,7 +468,8 @@ def cmd_plan(args: argparse.Namespace) -> None:
                       restrict=args.restrict)
     print(format_plan(rows, manifold, n=args.n, epsilon=epsilon, delta=delta))
     print()
-    print(auto_ball_summary(manifold, n=args.n, epsilon=epsilon, delta=delta))
+    print(auto_ball_summary(manifold, n=args.n, epsilon=epsilon, delta=delta, bound=args.bound,
+                            calibration=args.calibration, restrict=args.restrict))
 
 
 def _release_arguments(r: argparse.ArgumentParser) -> None:
@@ -512,7 +513,7 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--mechanism", default="laplace", choices=(*MECHANISMS, "auto"),
                    help="how the noise is added; which manifolds each supports: manifold-dp mechanisms. 'auto': the "
                         "one with the smallest expected noise distance at the public n, radius, epsilon and delta "
-                        "(--radius auto: at the middle of its public grid; --center auto: the whole private balls "
+                        "(--radius auto: at four radii of its public grid; --center auto: the whole private balls "
                         "compared, the one whose expected error is never far from the best at any spread of the data; "
                         "chosen before the data are read; the certificate's mechanism_selection lists the candidates; "
                         "manifold-dp plan shows the same figures)")

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
@@ -37,6 +37,10 @@ from .float64_reach import check_reach, fits_float64
 from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
 from .public import PublicParams
+from .radius_selection import AutoRadius
+
+if TYPE_CHECKING:
+    from .private_ball import AutoBallExpectation, AutoCenter
 
 
 # The release pipeline's stages, read through ``Any``: ``privacy.release`` imports this module for
@@ -56,7 +60,7 @@ def _frechet_mean() -> Any:
 _measurements: Any = measurements
 
 __all__ = ["supports", "candidate_mechanisms", "Expectation", "expected_error", "MechanismChoice", "choose_mechanism",
-           "choose_ball_mechanism",
+           "choose_ball_mechanism", "choose_mechanism_over_radii", "sample_radii",
            "required_n", "required_epsilon", "default_radii", "PlanRow", "plan_table", "format_plan", "auto_ball_summary",
            "STEEP_GROWTH", "radius_growth", "steep_radius", "MECHANISMS", "GAUSSIAN_MECHANISMS"]
 
@@ -228,64 +232,140 @@ def choose_mechanism(manifold: Manifold, *, n: int, radius: float, epsilon: floa
 
 BALL_AUTO_RULE = ("center='auto': each mechanism's whole private ball (its first stage, radius stages and rounds, and "
                   "the release; with delta the Gaussian ones share one μ-GDP budget) is expected to err about "
-                  "a·√(P² + Q²·s²) for records of spread s, with a the release's expected noise distance per unit of "
-                  "radius (at the middle of the public radius grid, or the given radius) and P, Q from the stages' "
-                  "shares and the centre's expected error (private_ball.expected_auto_ball); the ratio of two such "
-                  "errors is monotone in s, so its largest value over every spread is at s → 0 or s → ∞; chosen: the "
-                  "mechanism whose largest ratio to the best is smallest, from public values only; ties go to the "
-                  "earlier in MECHANISMS")
+                  "a(r)·√(P² + Q²·s²) for records of spread s, with a(r) the release's expected noise distance per unit "
+                  "of radius at r and P, Q from the stages' shares and the centre's expected error "
+                  "(private_ball.expected_auto_ball; a given radius: Q alone); the ratio of two such errors is monotone "
+                  "in s, so its largest value over every spread is at s → 0 or s → ∞; chosen: the mechanism whose "
+                  "largest ratio to the best, over both ends and four radii spread over the public grid, is smallest, "
+                  "from public values only; ties go to the earlier in MECHANISMS")
+RADIUS_AUTO_RULE = ("radius='auto': the expected noise distance of each mechanism with the release's share of epsilon at "
+                    "four radii spread over the public candidate grid; chosen: the mechanism whose largest ratio to the "
+                    "best there is smallest, from public values only; ties go to the earlier in MECHANISMS")
+
+
+def sample_radii(grid: Iterable[float]) -> list[float]:
+    """Four public radii spread over a candidate grid: at 1/8, 3/8, 5/8 and 7/8 of its log range
+    (a mechanism's noise per unit of radius can grow steeply near ``r*``: compared at one radius,
+    the order could be that of radii no release uses)."""
+    values = [float(g) for g in grid]
+    low, high = min(values), max(values)
+    return [low * (high / low) ** f for f in (0.125, 0.375, 0.625, 0.875)]
+
+
+def _worst_ratios(figures: Mapping[str, Sequence[tuple[float, ...] | None]]) -> dict[str, float]:
+    """Each mechanism's largest ratio to the best, over the sampled radii where it passes (``None``:
+    refused there) and the figures compared at each (the ends of the spread range, or one
+    distance); mechanisms that pass nowhere are left out."""
+    def ratio(x: float, best: float) -> float:
+        return x / best if best > 0 else (1.0 if x == 0 else math.inf)
+
+    best: dict[tuple[int, int], float] = {}  # (radius, figure) → the smallest over the mechanisms
+    for rows in figures.values():
+        for i, row in enumerate(rows):
+            for j, x in enumerate(row or ()):
+                best[i, j] = min(best.get((i, j), math.inf), x)
+    worst = {}
+    for m, rows in figures.items():
+        ratios = [ratio(x, best[i, j]) for i, row in enumerate(rows) for j, x in enumerate(row or ())]
+        if ratios:
+            worst[m] = max(ratios)
+    return worst
+
+
+def _least_worst(worst: dict[str, float], names: Sequence[str]) -> str:
+    """The first mechanism, in ``names`` order, whose worst ratio is the smallest (within 1e-9: a
+    tie of two laws with the same scale up to rounding goes to the earlier)."""
+    low = min(worst.values())
+    return next(m for m in names if m in worst and worst[m] <= low * (1.0 + 1e-9))
 
 
 def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
-                          auto: Any = None, radius: float | None = None, bound: str = "tight",
-                          calibration: str = "analytic", restrict: bool = False) -> MechanismChoice:
+                          auto: AutoCenter | None = None, radius: float | None = None,
+                          auto_radius: AutoRadius | None = None, bound: str = "tight", calibration: str = "analytic",
+                          restrict: bool = False) -> MechanismChoice:
     """``mechanism="auto"`` with ``center="auto"`` (``auto``: its ``AutoCenter``; ``radius``: a
-    given radius, else ``"auto"``): the rule ``BALL_AUTO_RULE``, which compares whole pipelines
-    rather than releases, because the centre's stage differs with the kind of noise (the K-norm
-    mechanism's error grows like ``D``, the Gaussian's like ``√D``, and the Gaussian stages share
-    δ). Each candidate's ``expected_distance`` is its pipeline's expected error for records of
-    spread ``r`` (the reference radius); its ``note`` gives ``a``, ``P``, ``Q`` and the largest
-    ratio to the best. A function of public values only. Raises ``ValueError`` when every
-    candidate is refused."""
+    given radius, else chosen, with ``auto_radius`` the user's ``AutoRadius`` if one was given):
+    the rule ``BALL_AUTO_RULE``, which compares whole pipelines rather than releases, because the
+    centre's stage differs with the kind of noise (the K-norm mechanism's error grows like ``D``,
+    the Gaussian's like ``√D``, and the Gaussian stages share δ). Each candidate's
+    ``expected_distance`` is its pipeline's expected error for records of spread ``r`` (the
+    second sampled radius, or the given one); its ``note`` gives ``a``, ``P``, ``Q`` there and the
+    largest ratio to the best. A restricted law that would win has its acceptance estimated
+    (``expected_error``) and is passed over where the release would refuse it. A function of
+    public values only. Raises ``ValueError`` when every candidate is refused."""
     from .ball_first_stage import first_stage
     from .private_ball import UNSUPPORTED_MECHANISMS, AutoCenter, ball_grid, expected_auto_ball
 
     auto = AutoCenter() if auto is None else auto
-    if radius is None:
-        grid = ball_grid(manifold, first_stage(manifold, 1, 1.0, None, auto.bound))
-        r = float(math.sqrt(grid[0] * grid[-1]))
-    else:
-        r = float(radius)
+    reference = first_stage(manifold, 1, 1.0, None, auto.bound).reference  # where the ball checks its candidates
+    given_grid = auto_radius.grid if auto_radius is not None else None
+    grid = given_grid if given_grid is not None else ball_grid(manifold, first_stage(manifold, 1, 1.0, None, auto.bound))
+    radii = [float(radius)] if radius is not None else sample_radii(grid)
+    shown = radii[min(1, len(radii) - 1)]
     names = candidate_mechanisms(manifold, delta, UNSUPPORTED_MECHANISMS)
-    pipelines: dict[bool, Any] = {}
-    fits: dict[str, tuple[float, float, float]] = {}
+    pipelines: dict[bool, AutoBallExpectation] = {}
+    figures: dict[str, list[tuple[float, ...] | None]] = {}
     found: dict[str, Expectation] = {}
     for m in names:
-        e = expected_error(manifold, m, n=n, radius=r, epsilon=epsilon, delta=delta, bound=bound,
-                           calibration=calibration, restrict=restrict, full=False)
-        if e.expected_distance is None:
-            found[m] = e
-            continue
-        gaussian = m in GAUSSIAN_MECHANISMS and delta is not None and calibration == "analytic"
+        gaussian = m in GAUSSIAN_MECHANISMS and delta is not None
         if gaussian not in pipelines:
-            pipelines[gaussian] = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian,
-                                                     auto=auto, radius_private=radius is None)
+            pipelines[gaussian] = expected_auto_ball(
+                manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian, auto=auto, radius_private=radius is None,
+                given_quantile=auto_radius.quantile if auto_radius is not None else None,
+                grid_size=len(grid), calibration=calibration)
         P, Q = pipelines[gaussian].limits
-        a = e.expected_distance / r
-        fits[m] = (a, a * P, a * Q)
-        found[m] = Expectation(m, a * math.hypot(P, Q * r), e.scale, e.note)
-    if not fits:
-        reasons = "; ".join(f"{m}: {found[m].note.split(';')[0]}" for m in names)
-        raise ValueError(f"mechanism='auto': no mechanism passes for center='auto' at n={n}, epsilon={epsilon!r}, "
-                         f"delta={delta!r} on {manifold!r} ({reasons})")
-    low = min(p for _, p, _ in fits.values())
-    slope = min(q for _, _, q in fits.values())
-    worst = {m: max(p / low, q / slope) for m, (_, p, q) in fits.items()}
-    for m, (a, p, q) in fits.items():
-        note = f"about {a:.3g}·√({p / a:.3g}² + {q / a:.3g}²·s²), at most {worst[m]:.3g}× the best"
-        found[m] = dataclasses.replace(found[m], note="; ".join(x for x in (note, found[m].note) if x))
-    winner = min(fits, key=lambda m: (worst[m], names.index(m)))
+        rows: list[tuple[float, ...] | None] = []
+        for r in radii:
+            e = expected_error(manifold, m, n=n, radius=r, epsilon=epsilon, delta=delta, center=reference, bound=bound,
+                               calibration=calibration, restrict=restrict, full=False)
+            a = None if e.expected_distance is None else e.expected_distance / r
+            rows.append(None if a is None else (a * Q,) if radius is not None else (a * P, a * Q))
+            if r == shown:
+                found[m] = e if a is None else Expectation(m, a * math.hypot(P, Q * r), e.scale, e.note)
+                if a is not None:
+                    found[m] = dataclasses.replace(found[m], note="; ".join(
+                        x for x in (f"about {a:.3g}·√({P:.3g}² + {Q:.3g}²·s²) at r = {r:.3g}", e.note) if x))
+        figures[m] = rows
+    while True:
+        worst = _worst_ratios(figures)
+        if not worst:
+            reasons = "; ".join(f"{m}: {found[m].note.split(';')[0]}" for m in names)
+            raise ValueError(f"mechanism='auto': no mechanism passes for center='auto' at n={n}, epsilon={epsilon!r}, "
+                             f"delta={delta!r} on {manifold!r} ({reasons})")
+        winner = _least_worst(worst, names)
+        if RESTRICTED_NOTE not in found[winner].note:
+            break
+        full = expected_error(manifold, winner, n=n, radius=shown, epsilon=epsilon, delta=delta, center=reference,
+                              bound=bound, calibration=calibration, restrict=restrict)
+        if full.expected_distance is not None:
+            found[winner] = dataclasses.replace(found[winner], note=found[winner].note.replace(RESTRICTED_NOTE, full.note
+                                                                                                or "restricted law"))
+            break
+        found[winner], figures[winner] = full, [None] * len(radii)  # its acceptance: the release would refuse it
+    for m, w in worst.items():
+        found[m] = dataclasses.replace(found[m], note=f"{found[m].note}; at most {w:.3g}× the best")
     return MechanismChoice(winner, tuple(found[m] for m in names), BALL_AUTO_RULE)
+
+
+def choose_mechanism_over_radii(manifold: Manifold, *, n: int, radii: Sequence[float], epsilon: float,
+                                delta: float | None = None, center: ArrayLike | None = None, bound: str = "tight",
+                                calibration: str = "analytic", restrict: bool = False,
+                                exclude: Sequence[str] = ()) -> MechanismChoice:
+    """``mechanism="auto"`` with ``radius="auto"`` (``RADIUS_AUTO_RULE``): ``choose_mechanism`` at
+    each of ``radii`` (``sample_radii`` of the public grid), then the mechanism whose largest
+    ratio to the best is smallest. Each candidate's figures are those at the second radius, its
+    note gives its largest ratio. Public values only."""
+    choices = [choose_mechanism(manifold, n=n, radius=r, epsilon=epsilon, delta=delta, center=center, bound=bound,
+                                calibration=calibration, restrict=restrict, exclude=exclude) for r in radii]
+    names = [c.mechanism for c in choices[0].candidates]
+    figures = {m: [(c.expected_distance,) if c.expected_distance is not None else None
+                   for choice in choices for c in choice.candidates if c.mechanism == m] for m in names}
+    worst = _worst_ratios(figures)
+    shown = choices[min(1, len(choices) - 1)]
+    candidates = tuple(dataclasses.replace(c, note="; ".join(x for x in (
+        c.note, f"at r = {radii[min(1, len(radii) - 1)]:.3g}", f"at most {worst[c.mechanism]:.3g}× the best over "
+        f"{len(radii)} radii" if c.mechanism in worst else "") if x)) for c in shown.candidates)
+    return MechanismChoice(_least_worst(worst, names), candidates, RADIUS_AUTO_RULE)
 
 
 def _solve(f: Callable[[float], float | None], x0: float, target: float, *, integer: bool, low: float,
@@ -499,7 +579,8 @@ def format_plan(rows: Sequence[PlanRow], manifold: Manifold, *, n: int, epsilon:
     return "\n".join(lines)
 
 
-def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None) -> str:
+def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None, bound: str = "tight",
+                      calibration: str = "analytic", restrict: bool = False) -> str:
     """What ``center="auto"`` is expected to do (``private_ball.expected_auto_ball``), in words:
     the first stage's expected error ``E₁`` and, for data of spread ``s``, the expected error
     over that of a ball around the true centre — within 2× once ``s ≳ E₁``. Public values only."""
@@ -533,7 +614,8 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
                      f"the true centre, with E = {centre}, for records of spread s (0.9-quantile distance to their "
                      f"mean): {ratios}. {advice}")
     try:
-        choice = choose_ball_mechanism(manifold, n=n, epsilon=epsilon, delta=delta)
+        choice = choose_ball_mechanism(manifold, n=n, epsilon=epsilon, delta=delta, bound=bound, calibration=calibration,
+                                       restrict=restrict)
     except ValueError as err:
         lines.append(f"center='auto' with mechanism='auto': {err}")
     else:

@@ -49,7 +49,7 @@ from ..records import is_dask
 from . import radius_selection as _selection
 from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
-from .ball_refine import round_sensitivity, tangent_round
+from .ball_refine import round_scale, round_sensitivity, tangent_round
 from .calibration import gaussian_noise_ratio, shared_gaussian_shares
 from .certificate import BallStage, CenterSelection, MechanismCandidate, MechanismSelection
 from .measurements import gaussian_scale
@@ -498,29 +498,36 @@ class AutoBallExpectation:
 
 
 def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
-                       gaussian: bool = False, auto: AutoCenter | None = None,
-                       radius_private: bool = True) -> AutoBallExpectation:
-    """``AutoBallExpectation`` of ``auto`` (default ``AutoCenter()``) from public values: the
-    shares (with the small-``n·ε`` decision of the default grid, ``_stage_budget``) and the first
-    stage's expected error (``FirstStage.expected_error``). ``gaussian``: the release is a
-    Gaussian mechanism with ``delta``, so the first stage is Gaussian too; ``radius_private``:
-    the radius is ``"auto"`` (else given)."""
-    shared = gaussian and delta is not None
+                       gaussian: bool = False, auto: AutoCenter | None = None, radius_private: bool = True,
+                       given_quantile: float | None = None, grid_size: int = BALL_GRID_POINTS,
+                       calibration: str = "analytic") -> AutoBallExpectation:
+    """``AutoBallExpectation`` of ``auto`` (default ``AutoCenter()``) from public values, as
+    ``plan_private_ball`` sets the stages up: the shares (with the small-``n·ε`` decision,
+    ``_stage_budget``) and the first stage's expected error (``FirstStage.expected_error``).
+    ``gaussian``: the release is a Gaussian mechanism with ``delta``, so the first stage is
+    Gaussian too (in one μ-GDP budget with the others under the analytic ``calibration``);
+    ``radius_private``: the radius is chosen (else given); ``given_quantile`` and ``grid_size``:
+    an ``AutoRadius``'s. With several rounds the last is modelled: its error per unit of its
+    radius is ``√d·2z/n`` (Gaussian) or ``d·2/(n·ε_t)`` (K-norm)."""
+    gaussian = gaussian and delta is not None
+    shared = gaussian and calibration == "analytic"
     ac = AutoCenter() if auto is None else auto
     probe = first_stage(manifold, 1, 1.0, None, ac.bound)
-    ac, budget = _resolve(ac, probe, radius_private, None, n, epsilon, delta if shared else None, shared,
-                          BALL_GRID_POINTS)
+    ac, budget = _resolve(ac, probe, radius_private, given_quantile, n, epsilon, delta if gaussian else None, shared,
+                          grid_size)
     shares = budget.shares
     strength = shares[3]
-    delta_first = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if shared else None
-    if shared:  # the release's μ over a single release's (at its δ/k)
+    delta_first = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if gaussian else None
+    if gaussian:  # the release's μ over a single release's (at its δ/k)
         strength = gaussian_noise_ratio(epsilon, cast(float, delta), shares[3] * epsilon, cast(float, delta_first))
-    stage = first_stage(manifold, n, shares[0] * epsilon, delta_first, ac.bound)
+    stage = first_stage(manifold, n, shares[0] * epsilon, delta_first, ac.bound, calibration)
     rounds = cast(int, ac.rounds)
     round_error = 0.0
     if rounds > 1 and budget.composed:
-        z = gaussian_scale(1.0, shares[2][0] * epsilon, cast(float, delta_first))
+        z = gaussian_scale(1.0, shares[2][-1] * epsilon, cast(float, delta_first))
         round_error = math.sqrt(manifold.dim) * 2.0 * z / n
+    elif rounds > 1:  # a K-norm round: noise of mean norm d·σ, σ = 2R/(n·ε_t) (at R = 1)
+        round_error = manifold.dim * round_scale(n, 1.0, shares[2][-1] * epsilon)
     return AutoBallExpectation(shares[0], shares[3], budget.reliable, stage.noise, stage.dimension, stage.expected_error,
                                strength, rounds, round_error, budget.composed, budget.searched)
 
@@ -528,15 +535,18 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
 def _auto_mechanism(X: Any, manifold: Manifold, ac: AutoCenter, reference: Array, radius: Any, epsilon: Any, delta: Any,
                     bound: str, calibration: str, restrict: bool) -> tuple[str, MechanismSelection]:
     """``mechanism="auto"`` with ``center="auto"``: ``planning.choose_ball_mechanism`` at the
-    checked public values, and the certificate's record of the choice."""
+    public values as ``check_public`` normalises them (checked here with a mechanism every
+    manifold supports, then again for the chosen one), and the certificate's record of the
+    choice. ``epsilon``, ``delta`` and ``radius`` are the caller's, not yet checked."""
     from . import release as rel
     from .planning import choose_ball_mechanism
 
     p = rel.check_public(X, manifold, center=reference, radius=radius, epsilon=epsilon, delta=delta, mechanism="laplace",
                          bound=bound, calibration=calibration, restrict=restrict, accountant=None)
     choice = choose_ball_mechanism(manifold, n=p.n, epsilon=p.epsilon, delta=p.delta, auto=ac,
-                                   radius=None if p.auto is not None else p.given_radius, bound=bound,
-                                   calibration=calibration, restrict=restrict)
+                                   radius=None if p.auto is not None else p.given_radius,
+                                   auto_radius=radius if isinstance(radius, _selection.AutoRadius) else None,
+                                   bound=bound, calibration=calibration, restrict=restrict)
     candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in choice.candidates)
     return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
 

@@ -157,19 +157,21 @@ def _auto_mechanism(manifold: Manifold, *, n: int, center: Array, radius: float 
                     dask: bool) -> tuple[str, MechanismSelection]:
     """``mechanism="auto"``: the mechanism with the smallest expected noise distance at the public
     parameters (``privacy.planning.choose_mechanism``) and the certificate's record of the choice.
-    With ``radius="auto"`` the mechanisms are compared at the geometric middle of the public
-    candidate grid with the release's share of ε (each one's noise grows about in proportion to
-    the radius, so the order hardly depends on where it is compared)."""
-    from .planning import choose_mechanism
+    With ``radius="auto"`` they are compared at four radii spread over the public candidate grid,
+    with the release's share of ε (``planning.choose_mechanism_over_radii``)."""
+    from .planning import choose_mechanism, choose_mechanism_over_radii, sample_radii
 
+    exclude = tuple(name for name, spec in MECHANISM_SPECS.items() if dask and spec.on_dask)
     if auto is not None:
         grid = np.asarray(auto.grid) if auto.grid is not None else _selection.default_grid(manifold, center)
         if not grid.size:
             raise ValueError(f"mechanism='auto': radius='auto' has no candidate radius around this centre on {manifold!r}")
-        radius, epsilon = float(np.sqrt(grid[0] * grid[-1])), epsilon * (1.0 - auto.budget)
-    choice = choose_mechanism(manifold, n=n, radius=cast(float, radius), epsilon=epsilon, delta=delta, center=center, bound=bound,
-                              calibration=calibration, restrict=restrict,
-                              exclude=tuple(name for name, spec in MECHANISM_SPECS.items() if dask and spec.on_dask))
+        choice = choose_mechanism_over_radii(manifold, n=n, radii=sample_radii(grid), epsilon=epsilon * (1.0 - auto.budget),
+                                             delta=delta, center=center, bound=bound, calibration=calibration,
+                                             restrict=restrict, exclude=exclude)
+    else:
+        choice = choose_mechanism(manifold, n=n, radius=cast(float, radius), epsilon=epsilon, delta=delta, center=center,
+                                  bound=bound, calibration=calibration, restrict=restrict, exclude=exclude)
     candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in choice.candidates)
     return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
 
