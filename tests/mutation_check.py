@@ -66,6 +66,12 @@ MUTATIONS = {
                                                   "np.asarray(X, float).reshape(p.n, -1)), axis=1).sum()),",
                                                   "center='auto' with mechanism='auto': the choice reads how many "
                                                   "records are finite"),
+    "radius-auto-mechanism-counts-finite-records": ("privacy/public.py",
+                                                    "mechanism, selection = _auto_mechanism(manifold, n=n,",
+                                                    "mechanism, selection = _auto_mechanism(manifold, n=int(np.all("
+                                                    "np.isfinite(np.asarray(X, float).reshape(n, -1)), axis=1).sum()),",
+                                                    "radius='auto' with mechanism='auto': the choice reads how many "
+                                                    "records are finite"),
     "delta-curve-float-raise-dropped": ("privacy/calibration.py", "DELTA_FLOAT_ERROR = 1e-7", "DELTA_FLOAT_ERROR = 0.0",
                                         "the Gaussian δ curve as float64 computes it, up to 1e-8 below the exact one"),
     "gaussian-round-noise-halved": ("privacy/ball_refine.py", "rng.normal(0.0, sigma, statistic.size)",

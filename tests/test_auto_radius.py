@@ -104,6 +104,24 @@ def test_auto_radius_releases_on_every_manifold(name):
     assert 0.0 <= var.value <= var.radius**2 and var.certificate.radius_selection.chosen_radius == var.radius
 
 
+@pytest.mark.parametrize("M", [Sphere(2), Hyperbolic(3), SPDAffineInvariant(3), Euclidean(2)], ids=repr)
+def test_mechanism_auto_with_a_private_radius_is_chosen_from_public_values(M):
+    """``mechanism="auto"`` with ``radius="auto"``: the same choice, with the same figures, for a
+    dataset and its neighbours (a far record, NaN): every record counts in ``n``."""
+    X = M.random_point(M.origin, 0.3, size=60, rng=2)
+    selections = set()
+    for record in (None, M.exp(M.origin, 3.0 * M.random_unit_tangent(M.origin, rng=3)), np.full(X.shape[1:], np.nan)):
+        Y = np.array(X, copy=True)
+        if record is not None:
+            Y[0] = record
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rel = private_frechet_mean(Y, M, center=M.origin, radius="auto", epsilon=1.0, delta=1e-6, mechanism="auto",
+                                       rng=0)
+        selections.add(json.dumps(rel.certificate.to_dict()["mechanism_selection"], sort_keys=True))
+    assert len(selections) == 1
+
+
 def test_the_accountant_is_charged_both_parts_before_the_data_are_read():
     E = Euclidean(2)
     X = E.random_point(E.origin, 1.0, size=500, rng=8)

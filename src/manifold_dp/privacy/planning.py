@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from numpy.typing import ArrayLike
 
@@ -355,8 +355,17 @@ def choose_mechanism_over_radii(manifold: Manifold, *, n: int, radii: Sequence[f
     each of ``radii`` (``sample_radii`` of the public grid), then the mechanism whose largest
     ratio to the best is smallest. Each candidate's figures are those at the second radius, its
     note gives its largest ratio. Public values only."""
-    choices = [choose_mechanism(manifold, n=n, radius=r, epsilon=epsilon, delta=delta, center=center, bound=bound,
-                                calibration=calibration, restrict=restrict, exclude=exclude) for r in radii]
+    choices, at, refusal = [], [], None
+    for r in radii:  # a radius where every mechanism is refused (a grid's top on SPD, say) is left out
+        try:
+            choices.append(choose_mechanism(manifold, n=n, radius=r, epsilon=epsilon, delta=delta, center=center,
+                                            bound=bound, calibration=calibration, restrict=restrict, exclude=exclude))
+            at.append(r)
+        except ValueError as err:
+            refusal = err
+    if not choices:
+        raise cast(ValueError, refusal)
+    radii = at
     names = [c.mechanism for c in choices[0].candidates]
     figures = {m: [(c.expected_distance,) if c.expected_distance is not None else None
                    for choice in choices for c in choice.candidates if c.mechanism == m] for m in names}
