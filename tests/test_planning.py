@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from manifold_dp import (
+    Euclidean,
     Hyperbolic,
     KendallShape2D,
     PrivacyAccountant,
@@ -199,6 +200,15 @@ def test_the_ball_rule_handles_rounds_huge_epsilon_restricted_laws_and_a_given_r
     classical = expected_auto_ball(SPDLogEuclidean(16), n=300, epsilon=0.9, delta=1e-6, gaussian=True,
                                    calibration="classical")
     assert classical.noise == "gaussian" and not classical.composed
+    # ... and where the classical calibration cannot calibrate the Gaussian stages (ε ≥ 1 for the centre), those
+    # candidates are refused, the others still compared
+    E = Euclidean(2)
+    Z = np.asarray(E.random_point(E.origin, 0.2, size=50, rng=0))
+    rel = private_frechet_mean(Z, E, center="auto", radius="auto", epsilon=5.0, delta=1e-6, calibration="classical",
+                               mechanism="auto", rng=0)
+    assert rel.mechanism not in GAUSSIAN_MECHANISMS
+    refused = [c for c in rel.certificate.mechanism_selection.candidates if c.mechanism in GAUSSIAN_MECHANISMS]
+    assert refused and all(c.expected_noise_distance is None and c.note.startswith("refused") for c in refused)
 
 
 def test_the_ball_mechanism_is_chosen_before_the_data_and_certified():

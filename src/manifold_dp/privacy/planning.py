@@ -303,17 +303,24 @@ def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: 
     radii = [float(radius)] if radius is not None else sample_radii(grid)
     shown = radii[min(1, len(radii) - 1)]
     names = candidate_mechanisms(manifold, delta, UNSUPPORTED_MECHANISMS)
-    pipelines: dict[bool, AutoBallExpectation] = {}
+    pipelines: dict[bool, AutoBallExpectation | str] = {}  # by the kind of noise; a str: why it is refused
     figures: dict[str, list[tuple[float, ...] | None]] = {}
     found: dict[str, Expectation] = {}
     for m in names:
         gaussian = m in GAUSSIAN_MECHANISMS and delta is not None
         if gaussian not in pipelines:
-            pipelines[gaussian] = expected_auto_ball(
-                manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian, auto=auto, radius_private=radius is None,
-                given_quantile=auto_radius.quantile if auto_radius is not None else None,
-                grid_size=len(grid), calibration=calibration)
-        P, Q = pipelines[gaussian].limits
+            try:
+                pipelines[gaussian] = expected_auto_ball(
+                    manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian, auto=auto,
+                    radius_private=radius is None, given_quantile=auto_radius.quantile if auto_radius is not None else None,
+                    grid_size=len(grid), calibration=calibration)
+            except (ValueError, ArithmeticError) as err:  # its stages cannot be calibrated (classical at ε ≥ 1, say)
+                pipelines[gaussian] = "refused: " + " ".join(str(err).split())
+        pipeline = pipelines[gaussian]
+        if isinstance(pipeline, str):
+            found[m], figures[m] = Expectation(m, None, None, pipeline), [None] * len(radii)
+            continue
+        P, Q = pipeline.limits
         rows: list[tuple[float, ...] | None] = []
         for r in radii:
             e = expected_error(manifold, m, n=n, radius=r, epsilon=epsilon, delta=delta, center=reference, bound=bound,
@@ -371,10 +378,20 @@ def choose_mechanism_over_radii(manifold: Manifold, *, n: int, radii: Sequence[f
                    for choice in choices for c in choice.candidates if c.mechanism == m] for m in names}
     worst = _worst_ratios(figures)
     shown = choices[min(1, len(choices) - 1)]
+    notes = {c.mechanism: c.note for c in shown.candidates}
+    while RESTRICTED_NOTE in notes.get(winner := _least_worst(worst, names), ""):  # its acceptance, now
+        full = expected_error(manifold, winner, n=n, radius=radii[min(1, len(radii) - 1)], epsilon=epsilon, delta=delta,
+                              center=center, bound=bound, calibration=calibration, restrict=restrict)
+        if full.expected_distance is not None:
+            break
+        del worst[winner]
+        if not worst:
+            raise ValueError(f"mechanism='auto': no mechanism passes at n={n} over radii {[f'{r:.3g}' for r in radii]}, "
+                             f"epsilon={epsilon!r}, delta={delta!r} on {manifold!r} ({winner}: {full.note})")
     candidates = tuple(dataclasses.replace(c, note="; ".join(x for x in (
         c.note, f"at r = {radii[min(1, len(radii) - 1)]:.3g}", f"at most {worst[c.mechanism]:.3g}× the best over "
         f"{len(radii)} radii" if c.mechanism in worst else "") if x)) for c in shown.candidates)
-    return MechanismChoice(_least_worst(worst, names), candidates, RADIUS_AUTO_RULE)
+    return MechanismChoice(winner, candidates, RADIUS_AUTO_RULE)
 
 
 def _solve(f: Callable[[float], float | None], x0: float, target: float, *, integer: bool, low: float,
@@ -600,7 +617,11 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
         return f"center='auto': no first stage for {manifold!r}"
     lines = []
     for gaussian in (False, True) if delta is not None else (False,):
-        e = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian)
+        try:
+            e = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian, calibration=calibration)
+        except (ValueError, ArithmeticError) as err:
+            lines.append(f"center='auto' ({'Gaussian' if gaussian else 'K-norm'} first stage): refused: {err}")
+            continue
         kind = "Gaussian (with delta)" if gaussian else "K-norm (pure ε)"
         ratios = ", ".join(f"{e.ratio(k * e.centre_error):.2g}× at s = {k * e.centre_error:.3g}" for k in (0.25, 1.0, 4.0))
         fallback = "; small n·ε: a public fallback radius" if not e.reliable else ""
