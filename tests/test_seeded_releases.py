@@ -81,6 +81,8 @@ def _cases() -> dict[str, Any]:
             md.private_frechet_mean(X, M, center=c, radius="auto", epsilon=1.0, rng=5))
         cases[f"{key}/mean/auto-center"] = lambda M=M, X=X: _summary(
             md.private_frechet_mean(X, M, center="auto", epsilon=2.0, rng=6))
+        cases[f"{key}/mean/auto-center-auto-mechanism"] = lambda M=M, X=X: _summary(
+            md.private_frechet_mean(X, M, center="auto", epsilon=2.0, delta=1e-6, mechanism="auto", rng=7))
         cases[f"{key}/variance"] = lambda M=M, X=X, c=c, r=r: {"value": _hex(
             md.private_frechet_variance(X, M, center=c, radius=r, epsilon=1.0, rng=8).point)}
         cases[f"{key}/tangent_pca"] = lambda M=M, X=X, c=c, r=r: (lambda rel: {
