@@ -432,6 +432,16 @@ def test_the_auto_ball_expectation_is_public_and_falls_with_n_epsilon():
     assert tiny.centre_error <= first_stage(SPDAffineInvariant(28), 86, 0.3).diameter
 
 
+def test_plan_accepts_center_auto_and_says_when_the_ball_cannot_locate_the_data(capsys):
+    code = cli.main(["plan", "--manifold", "spd-ai", "--k", "5", "--n", "100", "--epsilon", "0.5", "--delta", "1e-6",
+                     "--center", "auto", "--radius", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "--center auto: the table above is for a ball at the public origin" in out
+    assert expected_auto_ball(SPDAffineInvariant(5), n=100, epsilon=0.5, delta=1e-6, gaussian=True).swamped
+    assert "can hardly locate the records" in out
+
+
 def test_plan_command_says_what_center_auto_will_do(capsys):
     code = cli.main(["plan", "--manifold", "hyperbolic", "--dim", "10", "--n", "1000", "--epsilon", "1", "--delta", "1e-6",
                      "--radius", "1"])

@@ -94,6 +94,25 @@ def test_mechanism_auto_is_chosen_from_public_values(M):
     assert len(selections) == 1
 
 
+def test_a_swamped_first_stage_warns_before_the_data_are_read():
+    """Where the rough centre's expected error is at least half the largest it can be, a public
+    ReleaseWarning says the ball can hardly locate the records (the same for any data of that n);
+    where the first stage works, no such warning."""
+    M = SPDAffineInvariant(28)
+    assert first_stage(M, 86, 0.2 * 3.0, 1e-7).swamped and not first_stage(M, 86, 0.2 * 20.0, 1e-7).swamped
+    for seed in (0, 1):
+        X = M.random_point(M.exp(M.origin, 3.0 * M.random_unit_tangent(M.origin, rng=seed)), 0.3, size=86, rng=seed)
+        with pytest.warns(ReleaseWarning, match="can hardly locate the records"):
+            private_frechet_mean(X, M, center="auto", radius="auto", epsilon=3.0, delta=1e-6, mechanism="wrapped_gaussian",
+                                 rng=seed)
+    S = Sphere(2)
+    _, X = cluster(S, 300)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        private_frechet_mean(X, S, center="auto", radius="auto", epsilon=1.0, rng=0)
+    assert not [w for w in caught if "hardly locate" in str(w.message)]
+
+
 @pytest.mark.parametrize("M", SPACES, ids=IDS)
 def test_plan_is_a_function_of_public_values(M):
     """Candidates, shares, the small-n decision and the first stage's calibration do not depend

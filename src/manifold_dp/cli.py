@@ -432,7 +432,8 @@ def _plan_arguments(pl: argparse.ArgumentParser) -> None:
     pl.add_argument("--target-error", type=float, metavar="T", help="the expected error to solve n and ε for "
                     "(default: a quarter of each radius)")
     pl.add_argument("--center", default="origin", help="the public centre, as for release (matters on hyperbolic and "
-                    "SPD spaces: float64 reach)")
+                    "SPD spaces: float64 reach); 'auto': the table at the origin, and what center='auto' is expected "
+                    "to do (printed in every case, below the table)")
     pl.add_argument("--mechanism", action="append", choices=MECHANISMS, help="only this mechanism (repeat for more; "
                     "default: every one the manifold supports)")
     pl.add_argument("--bound", default="tight", choices=("tight", "rauch", "paper"), help="as for release")
@@ -462,12 +463,16 @@ def cmd_plan(args: argparse.Namespace) -> None:
     radii = None if args.radius is None else tuple(check_radius(manifold, r) for r in args.radius)
     if args.target_error is not None:
         check_positive(args.target_error, "--target-error")
-    center = validate_center(manifold, parse_center(args.center, manifold))
+    private_ball = args.center == "auto"  # the table at the public origin; the private ball's lines below
+    center = validate_center(manifold, manifold.origin if private_ball else parse_center(args.center, manifold))
     rows = plan_table(manifold, n=args.n, epsilon=epsilon, delta=delta, radii=radii, target_error=args.target_error,
                       center=center, mechanisms=args.mechanism, bound=args.bound, calibration=args.calibration,
                       restrict=args.restrict)
     print(format_plan(rows, manifold, n=args.n, epsilon=epsilon, delta=delta))
     print()
+    if private_ball:
+        print("--center auto: the table above is for a ball at the public origin; the private ball's centre and "
+              "radius are chosen privately, as below")
     print(auto_ball_summary(manifold, n=args.n, epsilon=epsilon, delta=delta, bound=args.bound,
                             calibration=args.calibration, restrict=args.restrict))
 

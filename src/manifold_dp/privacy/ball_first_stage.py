@@ -362,6 +362,20 @@ class FirstStage:
         return min(float(self._stage.expected_error(self.manifold, self.expected_noise_norm)), self.diameter)
 
     @property
+    def largest_error(self) -> float:
+        """``expected_error`` as the noise grows without bound: ``πR/2`` on the sphere, ``π/2`` on
+        Kendall shapes, ``π`` on SO(3), the safe region's diameter on the flat charts (public)."""
+        return min(float(self._stage.expected_error(self.manifold, math.inf)), self.diameter)
+
+    @property
+    def swamped(self) -> bool:
+        """``expected_error`` is at least half ``largest_error``: the noisy statistic says little
+        about where the records lie (on the sphere, a noise norm at least the mean's largest, ``R``;
+        on the flat charts, at least ``B√k`` or ``B``). Public: ``n``, ε, δ, the space and its
+        bound; ``center="auto"`` warns before the data are read."""
+        return self.expected_error >= 0.5 * self.largest_error
+
+    @property
     def noise_second_moment(self) -> float:
         """``E‖noise‖²`` (public): ``D(D+1)σ²`` for the K-norm law (radius ``Gamma(D, σ)``),
         ``Dσ²`` for the Gaussian."""

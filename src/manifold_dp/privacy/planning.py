@@ -635,11 +635,14 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
                    "of a single release's with all of (ε, δ); it" if shared else f"The release, with {e.release_share:g} of ε,")
         centre = "E1" if e.rounds == 1 else f"the re-centring round's {e.round_error:.2g}·√(E1² + s²)"
         advice = ("E1 falls like 1/(n·ε) until it reaches the safe region's size; if you expect s < E1, ask for "
-                  "AutoCenter(rounds=2) (a re-centring round)." if e.rounds == 1 else
+                  "AutoCenter(rounds=2) in Python (a re-centring round)." if e.rounds == 1 else
                   "Two rounds: the first stage works in a bounded chart, and a round at the private radius brings "
                   "the centre to within a fraction of the records' distance from it.")
+        swamped = (" That is at least half the largest it can be: at this n·ε the private ball can hardly locate the "
+                   "records, and the release warns; a public centre from domain knowledge is worth more."
+                   if e.swamped else "")
         lines.append(f"center='auto' ({kind} first stage in D = {e.dimension}{share}{fallback}): the "
-                     f"private centre errs about E1 = {e.centre_error:.3g}. {release} "
+                     f"private centre errs about E1 = {e.centre_error:.3g}.{swamped} {release} "
                      f"then errs about √(E² + s²)/({e.release_strength:.2f}·s) times a release in a ball of radius s around "
                      f"the true centre, with E = {centre}, for records of spread s (0.9-quantile distance to their "
                      f"mean): {ratios}. {advice}")

@@ -345,6 +345,12 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     p_final = dataclasses.replace(p, delta=_release_delta(cast(float, p.delta), [delta_first] + [round_delta] * len(
         recentre_shares) + [radius_delta] * len(radius_multipliers)) if gaussian else p.delta, center=fs_probe.reference)
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
+    if stage.swamped:  # public values only, before any record is read
+        rel._warn(f"center='auto' at n={n}, epsilon={eps:g}: the rough centre's expected error E1 = "
+                  f"{stage.expected_error:.3g} is at least half the largest it can be ({stage.largest_error:.3g}), so the "
+                  "private ball can hardly locate the records: the release may land far from them, however small its "
+                  "own noise. Give a public centre from domain knowledge, or more records or epsilon (manifold-dp plan "
+                  "prints E1)", rel.ReleaseWarning)
     kept: list[float]
     kept_cals: list[tuple[Calibration, float | None]]
     kept, kept_cals = [], []
@@ -473,6 +479,7 @@ class AutoBallExpectation:
     round_error: float = 0.0  # a Gaussian round's expected error per unit of its radius, √d·2z/n (two rounds)
     composed: bool = False  # the Gaussian stages share one μ-GDP budget
     searched: bool = False  # the radii are noisy binary searches
+    swamped: bool = False  # the first stage's expected error is at least half the largest it can be (it warns)
 
     def ratio(self, spread: float) -> float:
         """The release's expected error over that of a ball around the true centre with radius
@@ -529,7 +536,7 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
     elif rounds > 1:  # a K-norm round: noise of mean norm d·σ, σ = 2R/(n·ε_t) (at R = 1)
         round_error = manifold.dim * round_scale(n, 1.0, shares[2][-1] * epsilon)
     return AutoBallExpectation(shares[0], shares[3], budget.reliable, stage.noise, stage.dimension, stage.expected_error,
-                               strength, rounds, round_error, budget.composed, budget.searched)
+                               strength, rounds, round_error, budget.composed, budget.searched, stage.swamped)
 
 
 def _auto_mechanism(X: Any, manifold: Manifold, ac: AutoCenter, reference: Array, radius: Any, epsilon: Any, delta: Any,
