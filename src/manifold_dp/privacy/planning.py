@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike
 
 from ..manifolds.base import Manifold
 from . import measurements
+from .certificate import MechanismCandidate, MechanismSelection
 from .float64_reach import check_reach, fits_float64
 from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
@@ -180,6 +181,12 @@ class MechanismChoice:
     candidates: tuple[Expectation, ...]
     rule: str
 
+    @property
+    def selection(self) -> MechanismSelection:
+        """The certificate's record of the choice (``mechanism_selection``)."""
+        candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in self.candidates)
+        return MechanismSelection(rule=self.rule, chosen=self.mechanism, candidates=candidates)
+
 
 AUTO_RULE = ("the smallest expected noise distance (privacy.release.expected_noise_distance) among the mechanisms the "
              "manifold supports (the (ε, δ) ones only when delta is given), each calibrated at the public n, centre, "
@@ -297,9 +304,10 @@ def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: 
     from .private_ball import UNSUPPORTED_MECHANISMS, AutoCenter, ball_grid, expected_auto_ball
 
     auto = AutoCenter() if auto is None else auto
-    reference = first_stage(manifold, 1, 1.0, None, auto.bound).reference  # where the ball checks its candidates
+    probe = first_stage(manifold, 1, 1.0, None, auto.bound)  # the safe region, from public values
+    reference = probe.reference  # where the ball checks its candidates
     given_grid = auto_radius.grid if auto_radius is not None else None
-    grid = given_grid if given_grid is not None else ball_grid(manifold, first_stage(manifold, 1, 1.0, None, auto.bound))
+    grid = given_grid if given_grid is not None else ball_grid(manifold, probe)
     radii = [float(radius)] if radius is not None else sample_radii(grid)
     shown = radii[min(1, len(radii) - 1)]
     names = candidate_mechanisms(manifold, delta, UNSUPPORTED_MECHANISMS)
@@ -328,10 +336,8 @@ def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: 
             a = None if e.expected_distance is None else e.expected_distance / r
             rows.append(None if a is None else (a * Q,) if radius is not None else (a * P, a * Q))
             if r == shown:
-                found[m] = e if a is None else Expectation(m, a * math.hypot(P, Q * r), e.scale, e.note)
-                if a is not None:
-                    found[m] = dataclasses.replace(found[m], note="; ".join(
-                        x for x in (f"about {a:.3g}·√({P:.3g}² + {Q:.3g}²·s²) at r = {r:.3g}", e.note) if x))
+                found[m] = e if a is None else Expectation(m, a * math.hypot(P, Q * r), e.scale, "; ".join(
+                    x for x in (f"about {a:.3g}·√({P:.3g}² + {Q:.3g}²·s²) at r = {r:.3g}", e.note) if x))
         figures[m] = rows
     while True:
         worst = _worst_ratios(figures)
@@ -372,7 +378,7 @@ def choose_mechanism_over_radii(manifold: Manifold, *, n: int, radii: Sequence[f
             refusal = err
     if not choices:
         raise cast(ValueError, refusal)
-    radii = at
+    radii, shown_radius = at, at[min(1, len(at) - 1)]
     names = [c.mechanism for c in choices[0].candidates]
     figures = {m: [(c.expected_distance,) if c.expected_distance is not None else None
                    for choice in choices for c in choice.candidates if c.mechanism == m] for m in names}
@@ -380,7 +386,7 @@ def choose_mechanism_over_radii(manifold: Manifold, *, n: int, radii: Sequence[f
     shown = choices[min(1, len(choices) - 1)]
     notes = {c.mechanism: c.note for c in shown.candidates}
     while RESTRICTED_NOTE in notes.get(winner := _least_worst(worst, names), ""):  # its acceptance, now
-        full = expected_error(manifold, winner, n=n, radius=radii[min(1, len(radii) - 1)], epsilon=epsilon, delta=delta,
+        full = expected_error(manifold, winner, n=n, radius=shown_radius, epsilon=epsilon, delta=delta,
                               center=center, bound=bound, calibration=calibration, restrict=restrict)
         if full.expected_distance is not None:
             break
@@ -389,7 +395,7 @@ def choose_mechanism_over_radii(manifold: Manifold, *, n: int, radii: Sequence[f
             raise ValueError(f"mechanism='auto': no mechanism passes at n={n} over radii {[f'{r:.3g}' for r in radii]}, "
                              f"epsilon={epsilon!r}, delta={delta!r} on {manifold!r} ({winner}: {full.note})")
     candidates = tuple(dataclasses.replace(c, note="; ".join(x for x in (
-        c.note, f"at r = {radii[min(1, len(radii) - 1)]:.3g}", f"at most {worst[c.mechanism]:.3g}× the best over "
+        c.note, f"at r = {shown_radius:.3g}", f"at most {worst[c.mechanism]:.3g}× the best over "
         f"{len(radii)} radii" if c.mechanism in worst else "") if x)) for c in shown.candidates)
     return MechanismChoice(winner, candidates, RADIUS_AUTO_RULE)
 

@@ -51,7 +51,7 @@ from .accounting import gaussian_dp_event, pure_dp_event
 from .ball_first_stage import first_stage, supports
 from .ball_refine import round_scale, round_sensitivity, tangent_round
 from .calibration import gaussian_noise_ratio, shared_gaussian_shares
-from .certificate import BallStage, CenterSelection, MechanismCandidate, MechanismSelection
+from .certificate import BallStage, CenterSelection, MechanismSelection
 from .measurements import gaussian_scale
 from .public import ignoring_float_errors
 
@@ -554,8 +554,7 @@ def _auto_mechanism(X: Any, manifold: Manifold, ac: AutoCenter, reference: Array
                                    radius=None if p.auto is not None else p.given_radius,
                                    auto_radius=radius if isinstance(radius, _selection.AutoRadius) else None,
                                    bound=bound, calibration=calibration, restrict=restrict)
-    candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in choice.candidates)
-    return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
+    return choice.mechanism, choice.selection
 
 
 def _largest_event(events: Sequence[DpEvent]) -> DpEvent:

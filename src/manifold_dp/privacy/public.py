@@ -18,7 +18,7 @@ from ..records import is_dask
 from . import measurements
 from . import radius_selection as _selection
 from .accounting import PrivacyAccountant, check_accountant
-from .certificate import MechanismCandidate, MechanismSelection
+from .certificate import MechanismSelection
 from .mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .mechanism_specs import MECHANISMS as MECHANISM_SPECS
 from .radius_selection import AutoRadius
@@ -172,8 +172,7 @@ def _auto_mechanism(manifold: Manifold, *, n: int, center: Array, radius: float 
     else:
         choice = choose_mechanism(manifold, n=n, radius=cast(float, radius), epsilon=epsilon, delta=delta, center=center,
                                   bound=bound, calibration=calibration, restrict=restrict, exclude=exclude)
-    candidates = tuple(MechanismCandidate(e.mechanism, e.expected_distance, e.scale, e.note) for e in choice.candidates)
-    return choice.mechanism, MechanismSelection(rule=choice.rule, chosen=choice.mechanism, candidates=candidates)
+    return choice.mechanism, choice.selection
 
 
 def ignoring_float_errors(function: Callable[_P, _R]) -> Callable[_P, _R]:
