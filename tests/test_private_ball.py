@@ -704,6 +704,26 @@ def test_two_rounds_where_the_first_stage_is_a_bounded_chart():
     assert expected_auto_ball(Hyperbolic(3), n=100, epsilon=1.0, delta=1e-6, gaussian=True).rounds == 1
 
 
+def test_no_second_round_where_its_noise_is_about_its_radius():
+    """rounds unset: the searches of two rounds can run for SPD-LE(16) at n = 300, ε = 1, but the
+    re-centring round's noise (√136·2z/n per unit of radius, about 1.04) is as large as its radius,
+    so it cannot bring the centre closer even for records at one point (``limits``' ``P`` with two
+    rounds above one round's): one round. At ε = 2 (about 0.55) and on H¹⁰ (about 0.28) it can:
+    two. Public values only."""
+    from manifold_dp.privacy.private_ball import AutoCenter, expected_auto_ball
+
+    def ball(M, eps, rounds=None):
+        return expected_auto_ball(M, n=300, epsilon=eps, delta=1e-6, gaussian=True, auto=AutoCenter(rounds=rounds))
+
+    le = SPDLogEuclidean(16)
+    assert ball(le, 1.0).rounds == 1 and ball(le, 2.0).rounds == 2 and ball(Hyperbolic(10), 1.0).rounds == 2
+    two, one = ball(le, 1.0, rounds=2), ball(le, 1.0, rounds=1)
+    assert two.searched and two.round_error > 1.0 and two.limits[0] > one.limits[0]
+    _, X = cluster(le, 300)
+    assert plan_release(X, le, center="auto", radius="auto", epsilon=1.0, delta=1e-6,
+                        mechanism="tangent_gaussian").auto.rounds == 1
+
+
 def test_gaussian_radius_small_n_falls_back_to_the_public_radius():
     """Where 2σ of the search's count noise exceeds 0.45·n the radius is the public fallback, its
     share goes to the centre, and the centre and release still share one μ-GDP budget."""

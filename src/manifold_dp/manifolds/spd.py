@@ -112,8 +112,10 @@ class _SPD(SPDPasses, Manifold):
 
     def ambient_radius(self, center: ArrayLike, radius: float) -> float:
         """``λmax(center)(e^r − 1)`` bounds ``‖X − center‖_F`` over ``B_r(center)`` in either
-        metric (affine-invariant: 2021 Prop. 1; log-Euclidean: Duhamel's formula)."""
-        return float(np.linalg.eigvalsh(np.asarray(center, float))[-1]) * float(np.expm1(radius))
+        metric (affine-invariant: 2021 Prop. 1; log-Euclidean: Duhamel's formula); ``inf`` past
+        float64's range."""
+        with np.errstate(over="ignore"):
+            return float(np.linalg.eigvalsh(np.asarray(center, float))[-1]) * float(np.expm1(radius))
 
     def ambient_floor(self, center: Array, radius: float) -> float:
         """``λmin(center)·e^(−r)``: every matrix of ``B_r(center)`` has eigenvalues above it."""

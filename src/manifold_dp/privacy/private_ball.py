@@ -400,16 +400,20 @@ def _resolve(ac: AutoCenter, stage: FirstStage, radius_private: bool, given_quan
     """``ac`` resolved (``AutoCenter.resolved``) and its stages' budget (``_stage_budget``), from
     public values. Where neither ``rounds`` nor a share is given, two rounds when the first stage
     works in a bounded chart (SPD, hyperbolic, Euclidean: its error grows with the bound, not with
-    the data's spread) and the radii can be noisy binary searches at two rounds' shares; one
-    otherwise."""
+    the data's spread), the radii can be noisy binary searches at two rounds' shares, and the
+    re-centring round is expected to bring the centre closer than one round's first stage even for
+    records at one point (``AutoBallExpectation.limits``: ``P`` smaller with two rounds; where the
+    round's noise is about its radius, it cannot); one otherwise."""
     defaults = ac.budget is None and ac.radius_budget is None and ac.recentre_budget is None  # no share was set
+    one = ac.resolved()
+    one_budget = _stage_budget(one, radius_private, given_quantile, n, epsilon, delta, shared, grid_size)
     if ac.rounds is None and defaults and stage.bound is not None and radius_private and shared:
         two = dataclasses.replace(ac, rounds=2).resolved()
         budget = _stage_budget(two, radius_private, given_quantile, n, epsilon, delta, shared, grid_size)
-        if budget.searched:
+        if budget.searched and (_expectation(stage.manifold, two, budget, n, epsilon, delta, "analytic").limits[0]
+                                < _expectation(stage.manifold, one, one_budget, n, epsilon, delta, "analytic").limits[0]):
             return two, budget
-    ac = ac.resolved()
-    return ac, _stage_budget(ac, radius_private, given_quantile, n, epsilon, delta, shared, grid_size)
+    return one, one_budget
 
 
 @dataclass(frozen=True)
@@ -522,8 +526,16 @@ def expected_auto_ball(manifold: Manifold, *, n: int, epsilon: float, delta: flo
     probe = first_stage(manifold, 1, 1.0, None, ac.bound)
     ac, budget = _resolve(ac, probe, radius_private, given_quantile, n, epsilon, delta if gaussian else None, shared,
                           grid_size)
+    return _expectation(manifold, ac, budget, n, epsilon, delta if gaussian else None, calibration)
+
+
+def _expectation(manifold: Manifold, ac: AutoCenter, budget: _StageBudget, n: int, epsilon: float,
+                 delta: float | None, calibration: str) -> AutoBallExpectation:
+    """``AutoBallExpectation`` of a resolved ``ac`` with its ``budget`` (``delta``: the stages are
+    Gaussian, else K-norm)."""
     shares = budget.shares
     strength = shares[3]
+    gaussian = delta is not None
     delta_first = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if gaussian else None
     if gaussian:  # the release's μ over a single release's (at its δ/k)
         strength = gaussian_noise_ratio(epsilon, cast(float, delta), shares[3] * epsilon, cast(float, delta_first))
