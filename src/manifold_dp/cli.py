@@ -38,6 +38,7 @@ from ._cli_files import (
     unit_to_latlon,
     write_atomically,
 )
+from ._threads import blas_limited
 from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .manifolds import REGISTRY
 from .manifolds.base import Manifold
@@ -556,6 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+@blas_limited
 def _run(args: argparse.Namespace) -> int:
     # numpy's floating-point warnings are expected on extreme inputs (the library checks its
     # results); warnings the library issues become one line each, after a successful run.

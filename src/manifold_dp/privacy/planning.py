@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from numpy.typing import ArrayLike
 
+from .._threads import blas_limited
 from ..manifolds.base import Manifold
 from . import measurements
 from .certificate import MechanismCandidate, MechanismSelection
@@ -142,6 +143,7 @@ def _laplace_type_scale(manifold: Manifold, mechanism: str, p: PublicParams, rad
     return float(sigma), RESTRICTED_NOTE
 
 
+@blas_limited
 def expected_error(manifold: Manifold, mechanism: str, *, n: int, radius: float, epsilon: float,
                    delta: float | None = None, center: ArrayLike | None = None, bound: str = "tight",
                    calibration: str = "analytic", restrict: bool = False, full: bool = True) -> Expectation:
@@ -193,6 +195,7 @@ AUTO_RULE = ("the smallest expected noise distance (privacy.release.expected_noi
              "radius, epsilon and delta before any record was read; ties go to the earlier in MECHANISMS")
 
 
+@blas_limited
 def choose_mechanism(manifold: Manifold, *, n: int, radius: float, epsilon: float, delta: float | None = None,
                      center: ArrayLike | None = None, bound: str = "tight", calibration: str = "analytic",
                      restrict: bool = False, exclude: Sequence[str] = ()) -> MechanismChoice:
@@ -286,6 +289,7 @@ def _least_worst(worst: dict[str, float], names: Sequence[str]) -> str:
     return next(m for m in names if m in worst and worst[m] <= low * (1.0 + 1e-9))
 
 
+@blas_limited
 def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
                           auto: AutoCenter | None = None, radius: float | None = None,
                           auto_radius: AutoRadius | None = None, bound: str = "tight", calibration: str = "analytic",
@@ -360,6 +364,7 @@ def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: 
     return MechanismChoice(winner, tuple(found[m] for m in names), BALL_AUTO_RULE)
 
 
+@blas_limited
 def choose_mechanism_over_radii(manifold: Manifold, *, n: int, radii: Sequence[float], epsilon: float,
                                 delta: float | None = None, center: ArrayLike | None = None, bound: str = "tight",
                                 calibration: str = "analytic", restrict: bool = False,
@@ -527,6 +532,7 @@ class PlanRow:
     note: str = ""
 
 
+@blas_limited
 def plan_table(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
                radii: Sequence[float] | None = None, target_error: float | None = None,
                center: ArrayLike | None = None, mechanisms: Sequence[str] | None = None, bound: str = "tight",
@@ -611,6 +617,7 @@ def format_plan(rows: Sequence[PlanRow], manifold: Manifold, *, n: int, epsilon:
     return "\n".join(lines)
 
 
+@blas_limited
 def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None, bound: str = "tight",
                       calibration: str = "analytic", restrict: bool = False) -> str:
     """What ``center="auto"`` is expected to do (``private_ball.expected_auto_ball``), in words:

@@ -22,9 +22,28 @@ from .single_draws import laplace_radius_single_sampler
 if TYPE_CHECKING:
     from ..manifolds.base import Manifold
 
-__all__ = ["RadialSampler", "RADIAL", "SINGLE_BASIS_MAX_DIM"]
+__all__ = ["RadialSampler", "RADIAL", "SINGLE_BASIS_MAX_DIM", "FLAT_SKIP", "flat_inside_probability"]
 
 SINGLE_BASIS_MAX_DIM = 32  # single draws take their direction from a kept basis of T_η up to this dimension
+FLAT_SKIP = 1e-6  # a flat pilot whose exact inside probability is below FLAT_SKIP/trials is not drawn
+
+
+def flat_inside_probability(d: int, sigma: float, radius: float, points: int = 4096) -> float:
+    """On ``R^d``: the probability that the Laplace law ``∝ e^(−‖z − e‖/σ)`` at a point ``e`` of
+    the sphere ``‖e‖ = radius``, truncated at ``‖z − e‖ ≤ 2·radius``, lands in the ball
+    ``‖z‖ ≤ radius``. With ``z = e + ρu``, ``‖z‖ ≤ radius`` iff ``cos∠(u, −e) ≥ ρ/(2·radius)``,
+    whose probability for a uniform direction is ``I_{(1−t)/2}((d−1)/2, (d−1)/2)`` at
+    ``t = ρ/(2·radius)``; ``ρ`` has density ``∝ t^(d−1)·e^(−2·radius·t/σ)`` on ``[0, 1]``. A
+    log-space midpoint sum over ``points`` cells (public values only; used to skip pilots that
+    could only return their floor)."""
+    from scipy.special import betainc, logsumexp
+
+    t = (np.arange(points) + 0.5) / points
+    log_w = (d - 1) * np.log(t) - (2.0 * radius / sigma) * t
+    a = 0.5 * (d - 1)
+    with np.errstate(divide="ignore"):  # d = 1: the one direction towards the centre, probability ½
+        log_p = np.log(betainc(a, a, 0.5 * (1.0 - t))) if d > 1 else np.full(points, math.log(0.5))
+    return float(np.exp(logsumexp(log_w + log_p) - logsumexp(log_w)))
 
 
 @dataclass(frozen=True)
@@ -58,7 +77,13 @@ class RadialSampler:
     def restricted_acceptance(self, manifold: Manifold, sigma: float, center: Array, radius: float, edge: Array,
                               trials: int, rng: np.random.Generator) -> float:
         """The fraction of ``trials`` draws at ``edge`` (truncated at ``2·radius``) inside the ball,
-        times the truncated law's own acceptance (at least ``0.5/trials``)."""
+        times the truncated law's own acceptance (at least ``0.5/trials``). On a flat space whose
+        exact inside probability (``flat_inside_probability``) is below ``FLAT_SKIP/trials`` the
+        pilot could only return that floor: it is returned without the draws (at a huge ``σ`` they
+        cost seconds of ``k × k`` matrix functions on log-Euclidean SPD, and can fail in float64)."""
+        if (tuple(manifold.curvature_bounds) == (0.0, 0.0)
+                and flat_inside_probability(manifold.dim, float(sigma), float(radius)) < FLAT_SKIP / trials):
+            return 0.5 / trials
         x, inner = self.draw(manifold, edge, sigma, trials, rng, 2.0 * radius)
         return max(inner * float(np.mean(manifold.dist(center, x) <= radius)), 0.5 / trials)
 

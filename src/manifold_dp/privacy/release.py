@@ -703,6 +703,7 @@ def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, ce
 
 
 @ignoring_float_errors
+@blas_limited
 def release_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, center: Any, radius: Any,
                       epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                       calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",

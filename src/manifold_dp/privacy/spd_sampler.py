@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from .._disk_cache import disk_cached, is_probability
 from .._random import RngLike, as_generator
-from .._threads import blas_limit
+from .._threads import blas_limit, blas_limited
 from .._typing import Array, BoolArray, FloatArray
 from ..manifolds.matrix import eig_apply, invvecd, sqrtm_spd, sqrtm_spd_one, sym, triu_indices
 from .samplers import (
@@ -496,6 +496,7 @@ def _gaussian_radius_stage(k: int, sigma: float) -> tuple[LogDensity, _Piecewise
     return log_f, env, top
 
 
+@blas_limited
 def _gaussian_matrices(k: int, sigma: float, m: int, rng: np.random.Generator) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``m`` stage-2 proposals: ``(λ, U, log acceptance ratio)``."""
     d = k * (k + 1) // 2
