@@ -153,8 +153,31 @@ def test_a_latitude_beyond_the_pole_is_an_invalid_record(run, tmp_path):
     np.savetxt(tmp_path / "ll.csv", [[45, 10], [95, 10], [46, 11]], delimiter=",")
     args = ("--manifold", "sphere", "--input", "latlon", "--center", "45,10", "--radius", "0.2", "--epsilon", "1")
     res = run("release", tmp_path / "ll.csv", *args)
-    assert res.returncode == 0 and "1 replaced by the centre" in res.stderr
+    assert res.returncode == 0 and "1 replaced by the centre because not points of Sphere" in res.stderr
     assert_one_line_error(run("release", tmp_path / "ll.csv", *args, "--strict"), "strict")
+    centre = ("--manifold", "sphere", "--input", "latlon", "--center", "95,10", "--radius", "0.2", "--epsilon", "1")
+    assert_one_line_error(run("release", tmp_path / "ll.csv", *centre), "--center latitude must be in [-90, 90]", "95")
+
+
+def test_a_two_column_file_is_not_silently_a_circle(run, tmp_path):
+    """Latitudes and longitudes without --input latlon, or Poincaré-disk coordinates: refused by
+    the file's shape with the option that reads them; --dim 1 still reads the circle."""
+    np.savetxt(tmp_path / "ll.csv", [[45, 10], [46, 11]], delimiter=",")
+    assert_one_line_error(run("release", tmp_path / "ll.csv", "--manifold", "sphere", "--center", "auto", "--epsilon",
+                              "1"), "circle S^1", "--dim 1", "--input latlon")
+    assert_one_line_error(run("release", tmp_path / "ll.csv", "--manifold", "hyperbolic", "--center", "auto",
+                              "--epsilon", "1"), "line H^1", "--dim 1", "Poincare")
+    np.savetxt(tmp_path / "circle.csv", [[0.6, 0.8], [0.8, 0.6]], delimiter=",")
+    res = run("release", tmp_path / "circle.csv", "--manifold", "sphere", "--dim", "1", "--center", "origin",
+              "--radius", "0.5", "--epsilon", "1")
+    assert res.returncode == 0 and len(json.loads(res.stdout)["value"]) == 2
+
+
+def test_a_triangle_file_without_its_layout_is_named(run, tmp_path):
+    np.savetxt(tmp_path / "tri.csv", np.ones((3, 406)), delimiter=",")
+    for extra in ((), ("--k", "28")):
+        assert_one_line_error(run("release", tmp_path / "tri.csv", "--manifold", "spd-ai", *extra, "--center", "auto",
+                                  "--epsilon", "1"), "406 = 28·29/2", "--layout triu")
 
 
 def test_latlon_needs_two_numbers_on_the_two_sphere(run, tmp_path, cap_csv):

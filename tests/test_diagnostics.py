@@ -96,6 +96,14 @@ def test_issue_13_mistakes_are_loud():
     _, record = caught(lambda: plan_release(bad, m, center=np.eye(10), radius=1.0, epsilon=1.0))
     (msg,) = of(record, RecordsWarning)
     assert "of 9 records, 0 replaced by the centre because non-finite (NaN or inf); 9 replaced by the centre because not points of SPDLogEuclidean(k=10)" in msg
+    # a centre on the wrong side of the sphere (a sign typed wrong): every valid record clipped, and it says so
+    far = -sphere_cap(50, rng=7)
+    far[0] = np.nan
+    _, record = caught(lambda: private_frechet_mean(far, s, center=s.origin, radius=0.4, epsilon=1.0, rng=5))
+    (msg,) = of(record, RecordsWarning)
+    assert "49 clipped" in msg and "No record lay inside the ball" in msg and "Every record was replaced" not in msg
+    _, record = caught(lambda: private_frechet_mean(-far, s, center=s.origin, radius=0.4, epsilon=1.0, rng=5))
+    assert not any("No record lay inside" in m for m in of(record, RecordsWarning))
 
 
 def test_records_warning_never_enters_the_certificate():
@@ -232,3 +240,22 @@ def _measurement(rel):
     class M:  # the public fields the rule reads, from the certificate
         mechanism, scale = rel.certificate.mechanism, rel.certificate.scale
     return M
+
+
+def test_delta_unused_or_too_large_is_said_publicly():
+    """A delta the named pure mechanism does not use, and a delta of at least 1/n, each give one
+    public ReleaseWarning (from delta, the mechanism and n); a usual delta with a Gaussian-type or
+    'auto' mechanism gives none."""
+    s = Sphere(2)
+    X = sphere_cap(100, rng=4)
+
+    def said(**kw):
+        _, record = caught(lambda: private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=1.0, rng=5, **kw))
+        return [m for m in of(record, ReleaseWarning) if "delta=" in m]
+
+    (unused,) = said(delta=1e-6)
+    assert "not used" in unused and "'laplace'" in unused
+    (large,) = said(delta=0.05, mechanism="ambient_gaussian")
+    assert "at least 1/n = 0.01" in large
+    assert said(delta=1e-6, mechanism="ambient_gaussian") == [] and said(delta=1e-6, mechanism="auto") == []
+    assert said() == []

@@ -141,6 +141,11 @@ def test_auto_says_when_nothing_passes():
     M = SPDAffineInvariant(28)
     with pytest.raises(ValueError, match="mechanism='auto': no mechanism passes"):
         choose_mechanism(M, n=86, radius=2.0, epsilon=1.0, delta=None)
+    # one reason shared by every mechanism is given once, after all their names
+    with pytest.raises(ValueError) as err:
+        choose_mechanism(SPDLogEuclidean(28), n=86, radius=12.0, epsilon=1.0, delta=1e-6)
+    text = str(err.value)
+    assert text.count("condition numbers") == 1 and "laplace, kng, tangent_gaussian" in text and len(text) < 700
 
 
 # --- mechanism="auto" with center="auto": whole pipelines compared ---------------------------------

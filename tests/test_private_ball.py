@@ -738,3 +738,33 @@ def test_gaussian_radius_small_n_falls_back_to_the_public_radius():
     mu = math.hypot(_gaussian_mu(sel.stages[0]), _gaussian_mu(sel.stages[2]))
     single = 1.0 / analytic_gaussian_sigma(1.0, 1e-6)
     assert single * (1 - 1e-8) < mu <= single
+
+
+def test_fallback_radius_warns_before_the_data():
+    """Where n·ε is too small for the radius stage, a public ReleaseWarning names the fallback
+    radius; where the stage runs, none."""
+    from manifold_dp.privacy.release import ReleaseWarning
+
+    M = Sphere(2)
+    for n, expected in ((100, True), (1000, False)):
+        _, X = cluster(M, n)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rel = private_frechet_mean(X, M, center="auto", epsilon=1.0, rng=0)
+        said = [str(w.message) for w in caught if issubclass(w.category, ReleaseWarning)
+                and "too small for the radius stage" in str(w.message)]
+        assert bool(said) == expected == rel.certificate.center_selection.small_n_fallback
+        assert not said or f"{rel.radius:.4g}" in said[0]
+
+
+def test_other_statistics_refuse_center_auto_with_advice():
+    """center='auto' is the mean's; the variance and the median say how to reuse the mean's ball."""
+    from manifold_dp import private_frechet_median, private_frechet_variance
+    from manifold_dp.privacy.private_ball import AutoCenter
+
+    M = Sphere(2)
+    _, X = cluster(M, 100)
+    for f in (private_frechet_variance, private_frechet_median):
+        for center in ("auto", AutoCenter()):
+            with pytest.raises(ValueError, match=r"available for private_frechet_mean.*post-processing"):
+                f(X, M, center=center, radius=0.5, epsilon=1.0)

@@ -138,6 +138,15 @@ def size_option(name: str) -> str | None:
     return SIZE_OPTIONS.get(fields[0].name) if fields else None
 
 
+_ONE_DIMENSIONAL = {  # a width-2 file is rarely the circle or the hyperbolic line: say so before reading on
+    "sphere": "{source} has records of 2 numbers, which --manifold sphere reads as the circle S^1 (unit vectors "
+              "(cos t, sin t)); give {option} 1 to confirm, or --input latlon for latitudes and longitudes in degrees",
+    "hyperbolic": "{source} has records of 2 numbers, which --manifold hyperbolic reads as the line H^1 (hyperboloid "
+                  "coordinates x0 >= 1); give {option} 1 to confirm. H^D takes D+1 numbers per record: from Poincare-ball "
+                  "coordinates y, x = ((1 + |y|^2), 2y) / (1 - |y|^2)",
+}
+
+
 def build_manifold(name: str, data: Array, sphere_radius: float = 1.0, size: int | None = None,
                    source: str = "the file") -> tuple[Manifold, Array]:
     """The manifold named ``name`` (``manifolds.REGISTRY``), of the given ``size`` or, without
@@ -150,22 +159,37 @@ def build_manifold(name: str, data: Array, sphere_radius: float = 1.0, size: int
     record_shape = tuple(data.shape[1:])
     width = int(np.prod(record_shape))
     options = {"radius": sphere_radius} if name == "sphere" else {}
+    if size is None and name in ("sphere", "hyperbolic") and width == 2:  # the file's shape only
+        raise CliError(_ONE_DIMENSIONAL[name].format(source=source, option=size_option(name)))
     try:
         manifold = cls.from_width(width, **options) if size is None else cls(size, **options)
     except ValueError as err:
         transposed = size is None and data.ndim == 2 and _fits(name, (data.shape[0],))
-        raise CliError(f"{err}{' (is the file transposed?)' if transposed else ''}") from None
+        raise CliError(f"{err}{' (is the file transposed?)' if transposed else ''}{_triangle_hint(name, width)}") from None
     expected = int(np.prod(_layout(manifold)))
     if width != expected:
         transposed = data.ndim == 2 and data.shape[0] == expected
         raise CliError(f"--manifold {name} {size_option(name)} {size} expects records of {expected} numbers; "
-                       f"{source} has records of {width} numbers{' (is the file transposed?)' if transposed else ''}")
+                       f"{source} has records of {width} numbers{' (is the file transposed?)' if transposed else ''}"
+                       f"{_triangle_hint(name, width)}")
     if record_shape not in _record_layouts(manifold):
         fits = [other for other in REGISTRY if other != name and _fits(other, record_shape)]
         raise CliError(f"{source} holds records of shape {record_shape}, not a layout of {name} points "
                        f"({' or '.join(map(str, sorted(_record_layouts(manifold))))})"
                        f"{'; they fit --manifold ' + ' or '.join(fits) if fits else ''}")
     return manifold, data.reshape((data.shape[0],) + _layout(manifold))
+
+
+SPD_NAMES = ("spd-ai", "spd-le")
+
+
+def _triangle_hint(name: str, width: int) -> str:
+    """For SPD records of ``k(k+1)/2`` numbers (a triangle of a ``k × k`` matrix): the option that
+    reads them (the file's shape only)."""
+    k = int((math.isqrt(8 * width + 1) - 1) // 2)
+    if name not in SPD_NAMES or k * (k + 1) // 2 != width:
+        return ""
+    return f"; {width} = {k}·{k + 1}/2 numbers is a triangle of a {k} × {k} matrix: give --layout triu or --layout tril"
 
 
 def _fits(name: str, record_shape: tuple[int, ...]) -> bool:
@@ -250,8 +274,9 @@ def expand_triangle(data: Array, layout: str, size: int | None = None, source: s
 def latlon_to_unit(data: Array, source: str = "the file") -> Array:
     """``(latitude, longitude)`` rows in degrees as unit vectors of S² ``(cos φ cos λ, cos φ sin λ,
     sin φ)`` (the north pole, latitude 90, is ``(0, 0, 1)``, the sphere's ``origin``). A latitude
-    outside [−90, 90] is not a position: that row becomes NaN, an invalid record (replaced by the
-    centre, or refused with --strict), as a non-finite one is."""
+    outside [−90, 90] is not a position: that row becomes the zero vector, a record that is not a
+    point of the sphere (replaced by the centre, or refused with --strict, and counted as such);
+    a non-finite one stays NaN."""
     if data.ndim != 2 or data.shape[1] != 2:
         turned = data.ndim == 2 and data.shape[0] == 2
         raise CliError(f"--input latlon expects records of 2 numbers (latitude, longitude in degrees); {source} has "
@@ -259,7 +284,7 @@ def latlon_to_unit(data: Array, source: str = "the file") -> Array:
     lat, lon = np.radians(data[:, 0]), np.radians(data[:, 1])
     with np.errstate(invalid="ignore"):
         out = np.stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)], axis=-1)
-        out[~(np.abs(data[:, 0]) <= 90.0)] = np.nan
+        out[np.abs(data[:, 0]) > 90.0] = 0.0
     return out
 
 

@@ -25,6 +25,7 @@ from ._cli_files import (
     INPUTS,
     LAYOUTS,
     SIZE_OPTIONS,
+    SPD_NAMES,
     CliError,
     CliNote,
     RecordReader,
@@ -39,6 +40,7 @@ from ._cli_files import (
     write_atomically,
 )
 from ._threads import blas_limited
+from ._typing import Array
 from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .manifolds import REGISTRY
 from .manifolds.base import Manifold
@@ -61,7 +63,6 @@ DELTA_MECHANISMS = GAUSSIAN_MECHANISMS  # (ε, δ)-DP: they need --delta
 # Any other exception is reported by its type name alone: its message could quote data.
 LIBRARY_ERRORS = (ValueError, TypeError, RuntimeError, OverflowError, MemoryError, OSError)
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141  # 130, 141: as a shell reports SIGINT, SIGPIPE
-SPD_NAMES = ("spd-ai", "spd-le")
 _NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 # A value that starts with '-' and is a number or a comma list of numbers (--center -0.45,0.2,0.87) is a
 # value, not an option: argparse's own rule takes a single negative number only.
@@ -118,7 +119,13 @@ def _center_reader(args: argparse.Namespace, manifold: Manifold) -> tuple[Record
         return (lambda rows: expand_triangle(rows, args.layout, k, "--center")), k * (k + 1) // 2
     if args.input == "latlon":
         radius = float(getattr(manifold, "radius", 1.0))
-        return (lambda rows: latlon_to_unit(rows, "--center") * radius), 2
+
+        def latlon(rows: Array) -> Array:
+            if not np.all(np.abs(rows[:, 0]) <= 90.0):  # the centre is public: its value may be quoted
+                raise CliError(f"--center latitude must be in [-90, 90] degrees, got {float(rows[0, 0]):g}")
+            return latlon_to_unit(rows, "--center") * radius
+
+        return latlon, 2
     return None, None
 
 

@@ -190,6 +190,15 @@ class MechanismChoice:
         return MechanismSelection(rule=self.rule, chosen=self.mechanism, candidates=candidates)
 
 
+def _refusals(found: Mapping[str, Expectation], names: Sequence[str]) -> str:
+    """Why each mechanism was refused, one reason per group of mechanisms refused for it (in
+    ``names`` order): "laplace, kng: refused: ...; ambient_gaussian: refused: ..."."""
+    groups: dict[str, list[str]] = {}
+    for m in names:
+        groups.setdefault(found[m].note.split(";")[0], []).append(m)
+    return "; ".join(f"{', '.join(ms)}: {reason}" for reason, ms in groups.items())
+
+
 AUTO_RULE = ("the smallest expected noise distance (privacy.release.expected_noise_distance) among the mechanisms the "
              "manifold supports (the (ε, δ) ones only when delta is given), each calibrated at the public n, centre, "
              "radius, epsilon and delta before any record was read; ties go to the earlier in MECHANISMS")
@@ -229,7 +238,7 @@ def choose_mechanism(manifold: Manifold, *, n: int, radius: float, epsilon: floa
     while True:
         ranked = sorted((e.expected_distance, names.index(m), m) for m, e in found.items() if e.expected_distance is not None)
         if not ranked:
-            reasons = "; ".join(f"{m}: {found[m].note.split(';')[0]}" for m in names)
+            reasons = _refusals(found, names)
             raise ValueError(f"mechanism='auto': no mechanism passes at n={n}, radius={radius!r}, epsilon={epsilon!r}, "
                              f"delta={delta!r} on {manifold!r} ({reasons})")
         winner = ranked[0][2]
@@ -346,7 +355,7 @@ def choose_ball_mechanism(manifold: Manifold, *, n: int, epsilon: float, delta: 
     while True:
         worst = _worst_ratios(figures)
         if not worst:
-            reasons = "; ".join(f"{m}: {found[m].note.split(';')[0]}" for m in names)
+            reasons = _refusals(found, names)
             raise ValueError(f"mechanism='auto': no mechanism passes for center='auto' at n={n}, epsilon={epsilon!r}, "
                              f"delta={delta!r} on {manifold!r} ({reasons})")
         winner = _least_worst(worst, names)

@@ -255,6 +255,27 @@ def _warn_if_seeded_and_composed(rng: RngLike, accountant: PrivacyAccountant | N
               "use rng=None (OS entropy) for releases anyone else will see", ReleaseWarning)
 
 
+def _warn_about_delta(X: Any, manifold: Manifold, delta: Any, mechanism: str) -> None:
+    """A ``ReleaseWarning`` (public: δ, the mechanism, ``n``) when a given ``delta`` is unused by a
+    pure-ε mechanism named by the caller, or when it is at least ``1/n``, where an (ε, δ) guarantee
+    would let a mechanism publish a whole record. Values ``check_public`` refuses are left to it."""
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, (int, float, np.integer, np.floating)) \
+            or not 0.0 < float(delta) < 1.0:
+        return
+    if mechanism in MECHANISM_NAMES and mechanism not in GAUSSIAN_MECHANISMS:
+        _warn(f"delta={float(delta):g} is not used: mechanism={mechanism!r} is pure epsilon-DP (its certificate says "
+              "delta = 0)", ReleaseWarning)
+        return
+    try:
+        n = record_count(manifold, X)
+    except (ValueError, TypeError):  # check_public says why, in its own order
+        return
+    if float(delta) >= 1.0 / n:
+        _warn(f"delta={float(delta):g} is at least 1/n = {1.0 / n:.3g}: an (epsilon, delta) guarantee with delta that "
+              "large allows publishing a record outright; take delta well below 1/n (1e-6 or smaller is usual)",
+              ReleaseWarning)
+
+
 def charge(accountant: PrivacyAccountant | None, measurement: measurements.Measurement) -> None:
     """Charge ``measurement``'s event before the data are read: what fails later still counts.
     An uncertified measurement (a paper calibration, ``measurements.paper_variant``) is refused
@@ -460,6 +481,9 @@ def warn_records(manifold: Manifold, counts: RecordCounts, radius: float) -> Non
     message = f"of {counts.n} records, " + "; ".join(parts)
     if counts.replaced == counts.n:
         message += ". Every record was replaced: the release is the centre plus noise"
+    elif counts.clipped + counts.replaced == counts.n:
+        message += (". No record lay inside the ball: the centre is far from the records (check its coordinates and "
+                    "signs), and the release stays within the ball, near the centre")
     _warn(message + " [RecordsWarning: about your data, for your terminal only]", RecordsWarning,
           emit=bool(counts.replaced or counts.clipped))
 
@@ -713,6 +737,7 @@ def release_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *,
     public functions (``private_frechet_mean``, ``private_frechet_variance``) are this with their
     statistic; their docstrings describe the parameters."""
     _warn_if_seeded_and_composed(rng, accountant)
+    _warn_about_delta(X, manifold, delta, mechanism)
     rng = as_generator(rng)
     plan = plan_statistic(statistic, X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta,
                           mechanism=mechanism, bound=bound, calibration=calibration, restrict=restrict, round_to=round_to,
