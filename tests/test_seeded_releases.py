@@ -87,6 +87,10 @@ def _cases() -> dict[str, Any]:
             md.private_frechet_variance(X, M, center=c, radius=r, epsilon=1.0, rng=8).point)}
         cases[f"{key}/tangent_pca"] = lambda M=M, X=X, c=c, r=r: (lambda rel: {
             "mean": _hex(rel.mean), "components": _hex(rel.components)})(
+            private_tangent_pca(X, M, center=c, radius=r, epsilon=1.0, delta=1e-6, n_components=1,
+                                mean_mechanism="laplace", rng=9))
+        cases[f"{key}/tangent_pca/auto-mean"] = lambda M=M, X=X, c=c, r=r: (lambda rel: {
+            "mean": _hex(rel.mean), "components": _hex(rel.components), "variance": _hex(rel.explained_variance)})(
             private_tangent_pca(X, M, center=c, radius=r, epsilon=1.0, delta=1e-6, n_components=1, rng=9))
     return cases
 

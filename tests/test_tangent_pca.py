@@ -324,3 +324,21 @@ def test_a_second_moment_swamped_by_noise_is_warned_and_the_docstring_example_ru
 
     result = doctest.testmod(tangent_pca)
     assert result.failed == 0 and result.attempted >= 4
+
+
+def test_defaults_choose_the_mean_and_bound_the_variances():
+    """δ is always given, so the mean's mechanism is ``auto`` by default (its certificate records the
+    comparison; on SPD-LE(8) the tangent Gaussian, whose expected error is below the Laplace's);
+    released variances never exceed ``C²``, the largest the clipped records allow, however noisy."""
+    from manifold_dp import SPDLogEuclidean
+
+    M = SPDLogEuclidean(8)
+    X = M.random_point(M.origin, 0.3, size=60, rng=np.random.default_rng(0))
+    with pytest.warns(ReleaseWarning):
+        rel = tangent_pca.private_tangent_pca(X, M, center=M.origin, radius=2.0, epsilon=0.05, delta=1e-6,
+                                              n_components=3, rng=0)
+    mean = rel.certificate.mean
+    assert mean.mechanism_selection is not None and mean.mechanism == mean.mechanism_selection.chosen
+    assert mean.mechanism != "laplace"
+    top = rel.certificate.second_moment.clip_norm ** 2
+    assert np.all(rel.explained_variance <= top) and rel.explained_variance[0] == top  # clipped: the noise is huge

@@ -334,8 +334,9 @@ class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tran
         The total guarantee of every ``fit`` (``δ > 0``: the second moment is Gaussian).
     n_components : int or None, default=None
         Number of principal directions; ``None``: the manifold's dimension.
-    mean_mechanism : str, default="laplace"
-        The mean's mechanism (``private_frechet_mean``'s ``mechanism``).
+    mean_mechanism : str, default="auto"
+        The mean's mechanism (``private_frechet_mean``'s ``mechanism``; ``"auto"``: chosen from
+        public values).
     mean_share : float, default=0.5
         Share of ε (and of δ, if the mean's mechanism uses δ) spent on the mean.
     calibration : {"analytic", "classical"}, default="analytic"
@@ -391,7 +392,7 @@ class PrivateTangentPCA(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, Tran
               "n_components_")
 
     def __init__(self, manifold: Manifold | str, *, center: Any, radius: float, epsilon: float, delta: float,
-                 n_components: int | None = None, mean_mechanism: str = "laplace", mean_share: float = 0.5,
+                 n_components: int | None = None, mean_mechanism: str = "auto", mean_share: float = 0.5,
                  calibration: str = "analytic", accountant: PrivacyAccountant | None = None,
                  random_state: RngLike = None) -> None:
         self.manifold = manifold

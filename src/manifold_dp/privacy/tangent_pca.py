@@ -185,7 +185,7 @@ class TangentPCACertificate(JsonRecord):
 class TangentPCARelease:
     """A private tangent PCA: ``mean`` (a point), ``components`` (``(n_components,
     *point_shape)``, orthonormal tangent vectors at ``mean``, by decreasing variance),
-    ``explained_variance`` (``(n_components,)``, the released eigenvalues, clipped at 0),
+    ``explained_variance`` (``(n_components,)``, the released eigenvalues, clipped to ``[0, C²]``),
     ``second_moment`` (the released ``dim × dim`` matrix in the tangent coordinates of ``mean``;
     everything else here is post-processing of it and of ``mean``), ``component_coordinates``
     (the components in those coordinates, ``(n_components, dim)``), ``certificate`` and
@@ -238,22 +238,23 @@ def _grid(sigma: float, clip_norm: float) -> float:
     return float(2.0 ** math.ceil(math.log2(g)))
 
 
-def _principal(manifold: Manifold, mean: Array, matrix: FloatArray,
-               n_components: int) -> tuple[Array, FloatArray, FloatArray]:
+def _principal(manifold: Manifold, mean: Array, matrix: FloatArray, n_components: int,
+               largest: float) -> tuple[Array, FloatArray, FloatArray]:
     """Post-processing: the top eigenpairs of the released matrix (descending; each eigenvector's
-    largest-magnitude coordinate made positive), as tangent vectors at ``mean``."""
+    largest-magnitude coordinate made positive), as tangent vectors at ``mean``; the eigenvalues
+    clipped to ``[0, largest]`` (``C²``: no variance of rows of norm at most ``C`` exceeds it)."""
     values, vectors = np.linalg.eigh(matrix)
     order = np.argsort(values)[::-1][:n_components]
     values, vectors = values[order], vectors[:, order].T
     signs = np.sign(vectors[np.arange(n_components), np.argmax(np.abs(vectors), axis=1)])
     vectors = vectors * np.where(signs == 0, 1.0, signs)[:, None]
     components = manifold.from_tangent_coordinates(mean, vectors)
-    return components, np.maximum(values, 0.0), vectors
+    return components, np.clip(values, 0.0, largest), vectors
 
 
 @ignoring_float_errors
 def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, radius: float, epsilon: float,
-                        delta: float, n_components: int, mean_mechanism: str = "laplace", mean_share: float = 0.5,
+                        delta: float, n_components: int, mean_mechanism: str = "auto", mean_share: float = 0.5,
                         calibration: str = "analytic", accountant: PrivacyAccountant | None = None,
                         rng: RngLike = None, strict: bool = False) -> TangentPCARelease:
     """Release an ``(ε, δ)``-DP tangent PCA of the records: a private Fréchet mean, then the top
@@ -277,7 +278,9 @@ def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, 
     n_components : int
         How many principal directions, ``1 ≤ n_components ≤ manifold.dim``.
     mean_mechanism : str
-        The mean's mechanism (``private_frechet_mean``'s ``mechanism``).
+        The mean's mechanism (``private_frechet_mean``'s ``mechanism``); ``"auto"`` (default): the
+        one with the smallest expected noise distance at the mean's share of ``(ε, δ)``, from
+        public values (the certificate's ``mean.mechanism_selection``).
     mean_share : float
         The mean gets ``mean_share·ε`` and, if its mechanism uses δ, ``mean_share·δ``; the second
         moment the rest (all of δ after a pure ε-DP mean). ``0 < mean_share < 1``.
@@ -349,7 +352,7 @@ def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, 
     _warn_if_moment_mostly_noise(sigma, clip_norm, dim, n, gauss.epsilon)
     grid = _grid(sigma, clip_norm)
     released = np.round(gauss.sample(rows.T @ rows / n, sigma, rng=rng) / grid) * grid
-    components, variances, coordinates = _principal(manifold, mean, released, k)
+    components, variances, coordinates = _principal(manifold, mean, released, k, clip_norm**2)
     certificate = _certificate(p, mean_release.certificate, gauss, events, k, share, clip_norm, sensitivity, sigma,
                                grid, dim, delta)
     return TangentPCARelease(mean, components, variances, released, coordinates, certificate, mean_release)
@@ -390,6 +393,6 @@ def _certificate(p: PublicParams, mean_certificate: Certificate, gauss: AnalyzeG
         composed_epsilon=float(composed), composition=composition, mean=mean_certificate,
         second_moment=moment,
         post_processing=(f"the released matrix snapped to a public grid of {grid!r}; its top {k} eigenpairs (numpy eigh, "
-                         "descending, sign fixed by the largest coordinate; eigenvalues clipped at 0) mapped to tangent "
+                         "descending, sign fixed by the largest coordinate; eigenvalues clipped to [0, C²]) mapped to tangent "
                          "vectors at the released mean"),
         library_version=__version__)
