@@ -250,3 +250,20 @@ def test_a_private_ball_needs_no_radius_and_a_given_centre_does(run, cap_csv):
     assert cert["radius_selection"] is not None or cert["center_selection"]["small_n_fallback"]
     res = release(run, cap_csv, "--manifold", "sphere", "--center", "origin", "--epsilon", "1")
     assert_one_line_error(res, "--radius is required")
+
+
+def test_a_trailing_comma_on_every_row_is_an_empty_last_column(run, tmp_path):
+    X = sphere_cap(20, rng=3)
+    (tmp_path / "t.csv").write_text("".join(",".join(repr(float(v)) for v in row) + ",\n" for row in X))
+    res = release(run, tmp_path / "t.csv", *SPHERE[:2], "--center", "origin", *SPHERE[2:])
+    plain = tmp_path / "p.csv"
+    plain.write_text("".join(",".join(repr(float(v)) for v in row) + "\n" for row in X))
+    assert res.returncode == 0 and res.stdout == release(run, plain, *SPHERE[:2], "--center", "origin", *SPHERE[2:]).stdout
+    (tmp_path / "m.csv").write_text("1,0,0,\n0,1,0\n")  # only some rows: still an empty cell, named
+    assert_one_line_error(release(run, tmp_path / "m.csv", *SPHERE[:2], "--center", "origin", *SPHERE[2:]),
+                          "line 1, column 4 is empty")
+
+
+def test_a_gaussian_mechanism_without_delta_names_the_option(run, cap_csv):
+    assert_one_line_error(release(run, cap_csv, *SPHERE[:2], "--center", "origin", "--mechanism", "ambient_gaussian",
+                                  *SPHERE[2:]), "--delta", "ambient_gaussian")

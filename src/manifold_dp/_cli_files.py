@@ -70,9 +70,30 @@ def _read_array(path: Path, suffix: str) -> object:
     if suffix == ".npy":
         return np.load(path, allow_pickle=False)  # an .npz archive renamed .npy comes back as NpzFile
     if suffix == ".csv":  # utf-8-sig: spreadsheets write a byte-order mark before the first cell
-        return np.loadtxt(path, delimiter=",", ndmin=2, dtype=float, encoding="utf-8-sig")
+        try:
+            return np.loadtxt(path, delimiter=",", ndmin=2, dtype=float, encoding="utf-8-sig")
+        except ValueError:
+            width = _trailing_comma_width(path)
+            if width is None:
+                raise
+            return np.loadtxt(path, delimiter=",", ndmin=2, dtype=float, encoding="utf-8-sig", usecols=range(width))
     obj = json.loads(path.read_text(encoding="utf-8"))
     return np.asarray(obj["records"] if isinstance(obj, dict) else obj, dtype=float)
+
+
+def _trailing_comma_width(path: Path) -> int | None:
+    """The width without the last column when every row ends with a comma (an empty last column, as
+    some exports write), else ``None`` (the file's layout only)."""
+    widths = set()
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
+        for line in f:
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            if not text.endswith(","):
+                return None
+            widths.add(text.count(","))
+    return widths.pop() if len(widths) == 1 else None
 
 
 def _unreadable(path: Path, suffix: str, err: Exception) -> str:

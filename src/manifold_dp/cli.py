@@ -75,6 +75,9 @@ def cmd_release(args: argparse.Namespace) -> None:
     if args.radius is None and args.center.strip() != "auto":
         raise CliError("--radius is required with a given --center (a number, or 'auto'); only --center auto "
                        "chooses the radius privately by itself")
+    if args.mechanism in GAUSSIAN_MECHANISMS and args.delta is None:
+        raise CliError(f"--mechanism {args.mechanism} is (epsilon, delta)-DP: give --delta, a number in (0, 1) well "
+                       "below 1/n (1e-6 is usual)")
     output = check_output_path(args.output) if args.output else None
     data = load_records(args.data)
     sphere_radius = 1.0 if args.sphere_radius is None else args.sphere_radius
