@@ -149,3 +149,12 @@ def test_plain_frechet_mean_converges_where_step_one_diverges():
     X = _ring(m, m.origin, 3.0, [0.0, 2.0, 4.0])
     res = frechet_mean(X, m, max_iter=5000)
     assert res.converged and res.grad_norm < 1e-9
+
+
+def test_the_mean_reads_real_landmarks_as_the_releases_do():
+    """Kendall records as ``(n, k, 2)`` real landmarks, the layout ``private_frechet_mean`` reads,
+    give the same mean as their complex pre-shapes."""
+    K = KendallShape2D(18)
+    X = K.random_point(K.origin, 0.1, size=30, rng=np.random.default_rng(0))
+    landmarks = np.stack([X.real, X.imag], axis=-1) * 7.0 + 3.0  # scaled and moved: the same shapes
+    assert K.dist(frechet_mean(landmarks, K).point, frechet_mean(X, K).point) < 1e-9

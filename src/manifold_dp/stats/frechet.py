@@ -179,7 +179,8 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
     Parameters
     ----------
     X : array_like
-        The records, shape ``(n, *point_shape)`` (a numpy array, a memmap or a Dask array).
+        The records, shape ``(n, *point_shape)`` (a numpy array, a memmap or a Dask array), or in
+        memory in one of ``manifold.user_point_shapes`` (Kendall shapes: ``(n, k, 2)`` real landmarks).
     manifold : Manifold
         The space the records live on (second: records come first in every public function).
     weights : array_like, optional
@@ -227,6 +228,8 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
     (array([0., 0., 1.]), True)
     """
     check_order(X, manifold, "frechet_mean")
+    if isinstance(X, np.ndarray) and X.ndim >= 2 and tuple(X.shape[1:]) in tuple(manifold.user_point_shapes):
+        X = manifold.as_points(X)  # a user's layout (Kendall: real landmarks (k, 2)), as the releases read it
     records = Records(X, manifold, weights)
     with blas_limit():
         first = records.map(_blk_check_start, manifold, init is None or manifold.flat_chart)  # check and start: one pass
