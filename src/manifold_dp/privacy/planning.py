@@ -551,7 +551,7 @@ def plan_table(manifold: Manifold, *, n: int, epsilon: float, delta: float | Non
     ``n`` and ``ε`` for an expected error of ``target_error`` (default: a quarter of the radius).
     Public values only; no data are read. The Riemannian Gaussian on a curved space is calibrated
     at ``n`` only; its ``n``/``ε`` needed are those of the flat Gaussian at the same Δ, scaled by
-    the ratio of the two at ``n`` (said in its note)."""
+    the ratio of the two at ``n`` (said in its note), and not searched where it is refused at ``n``."""
     from .gdp import profile_method
 
     center = manifold.origin if center is None else center
@@ -569,8 +569,11 @@ def plan_table(manifold: Manifold, *, n: int, epsilon: float, delta: float | Non
                                         calibration=calibration, restrict=restrict)
             need_n = need_eps = None
             note = e.note
-            if solve and m == "riemannian_gaussian" and profile_method(manifold) != "exact" and e.ok:
+            slow = m == "riemannian_gaussian" and profile_method(manifold) != "exact"
+            if solve and slow and e.ok:
                 need_n, need_eps, note = _scaled_gaussian_needs(manifold, e, n, epsilon, args)
+            elif solve and slow:  # refused at n: no ratio to scale by, and each try of a search costs seconds
+                note = f"{e.note}; n and ε needed not searched (each try is a quadrature of seconds)"
             elif solve:
                 need_n = required_n(manifold, m, epsilon=epsilon, start=n, **args)
                 need_eps = required_epsilon(manifold, m, n=n, start=epsilon, **args)
