@@ -510,11 +510,12 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--layout", default="full", choices=LAYOUTS, help="spd-ai, spd-le: how a row holds one k×k "
                    "matrix: 'full' (k*k numbers), 'triu' (the upper triangle row by row, k(k+1)/2 numbers, as "
                    "X[numpy.triu_indices(k)]) or 'tril' (the lower triangle row by row, as X[numpy.tril_indices(k)]); "
-                   "values as they are, no √2 scaling")
+                   "values as they are, no √2 scaling; the released value is the full k×k matrix")
     r.add_argument("--input", default="records", choices=INPUTS, help="'records': points of the manifold; 'latlon' "
                    "(sphere, 2-sphere only): latitude, longitude in degrees per row, converted to unit vectors (times "
                    "--sphere-radius; a latitude outside [-90, 90] is an invalid record); --center may be a latitude, "
-                   "longitude too, and the released value is a latitude, longitude")
+                   "longitude too, and the released value is a latitude, longitude (longitude in (-180, 180]: 200 "
+                   "comes back as -160)")
     r.add_argument("--radius", type=_radius, help=radius_help() + " Required unless --center auto (then 'auto').")
     r.add_argument("--radius-quantile", type=float, default=AutoRadius.quantile, metavar="Q",
                    help="--radius auto: the quantile q of the records' distances from the centre to aim for")
