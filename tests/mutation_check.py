@@ -72,6 +72,11 @@ MUTATIONS = {
                                                     "np.isfinite(np.asarray(X, float).reshape(n, -1)), axis=1).sum()),",
                                                     "radius='auto' with mechanism='auto': the choice reads how many "
                                                     "records are finite"),
+    "delta-warning-counts-finite-records": ("privacy/release.py", "        n = record_count(manifold, X)",
+                                            "        n = int(np.all(np.isfinite(np.asarray(X, float).reshape(len(X), -1)), "
+                                            "axis=1).sum())",
+                                            "the public warning on a delta of at least 1/n reads how many records are "
+                                            "finite"),
     "delta-curve-float-raise-dropped": ("privacy/calibration.py", "DELTA_FLOAT_ERROR = 1e-7", "DELTA_FLOAT_ERROR = 0.0",
                                         "the Gaussian δ curve as float64 computes it, up to 1e-8 below the exact one"),
     "gaussian-round-noise-halved": ("privacy/ball_refine.py", "rng.normal(0.0, sigma, statistic.size)",

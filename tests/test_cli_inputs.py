@@ -155,6 +155,9 @@ def test_a_latitude_beyond_the_pole_is_an_invalid_record(run, tmp_path):
     res = run("release", tmp_path / "ll.csv", *args)
     assert res.returncode == 0 and "1 replaced by the centre because not points of Sphere" in res.stderr
     assert_one_line_error(run("release", tmp_path / "ll.csv", *args, "--strict"), "strict")
+    (tmp_path / "inf.csv").write_text("45,10\ninf,10\n46,11\n")  # non-finite stays non-finite
+    res = run("release", tmp_path / "inf.csv", *args)
+    assert res.returncode == 0 and "1 replaced by the centre because non-finite" in res.stderr
     centre = ("--manifold", "sphere", "--input", "latlon", "--center", "95,10", "--radius", "0.2", "--epsilon", "1")
     assert_one_line_error(run("release", tmp_path / "ll.csv", *centre), "--center latitude must be in [-90, 90]", "95")
 

@@ -372,12 +372,16 @@ def test_a_radius_near_r_star_warns_from_the_public_calibration():
 def test_the_radius_help_figures_are_the_calibrations():
     S = Sphere(2)
     # with the sphere's proven spread constant (bound="tight"; the Rauch constant gave 0.011, 0.034, 0.090, 0.99)
-    for fraction, scale in [(0.5, 0.010), (0.77, 0.029), (0.9, 0.069), (0.99, 0.72), (0.78 / S.assumption_radius, 1.04)]:
-        r = S.assumption_radius * fraction  # the help gives r to 3 digits (near r*, the second digit is not enough)
-        cal = calibrate(S, "laplace", n=100, center=S.origin, radius=r, epsilon=1.0, delta=None, bound="tight",
-                        calibration="analytic", restrict=False)
-        assert cal.sigma == pytest.approx(scale, rel=0.05)
-        assert f"{scale:.3g}".lstrip("0") in cli.RADIUS_GROWTH.replace("0.", ".") and f"{r:.3g}" in cli.RADIUS_GROWTH
+    # at the radii as typed (the spread constant is a step function of r: r*/2 itself gives 0.0106)
+    text = cli.RADIUS_GROWTH
+    for r, tight, rauch in [(0.39, 0.010, 0.011), (0.6, 0.028, 0.033), (0.7, 0.064, 0.082), (0.75, 0.16, 0.21),
+                            (0.77, 0.36, 0.50), (0.78, 1.04, 1.45)]:
+        for bound, scale in (("tight", tight), ("rauch", rauch)):
+            cal = calibrate(S, "laplace", n=100, center=S.origin, radius=r, epsilon=1.0, delta=None, bound=bound,
+                            calibration="analytic", restrict=False)
+            assert cal.sigma == pytest.approx(scale, rel=0.05), (r, bound)
+            assert f"{scale:.2f}" in text or f"{scale:.3f}" in text
+        assert f"{r:g} " in text or f"{r:g}," in text
     assert "grows steeply past r ≈ 0.605" in cli.radius_help() and "past r ≈ 0.302" in cli.radius_help()
 
 

@@ -247,3 +247,36 @@ def test_sphere_20_with_few_records_releases_promptly():
     X = S.random_point(S.origin, 0.3, size=5, rng=0)
     rel = private_frechet_mean(X, S, center=S.origin, radius=0.5, epsilon=0.5, rng=1)
     assert S.belongs(rel.point)
+
+
+def _public_warnings(call):
+    """The text of every ReleaseWarning a call emits (public by contract; RecordsWarning is not)."""
+    import warnings
+
+    from manifold_dp.privacy import ReleaseWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return sorted(str(w.message) for w in caught if issubclass(w.category, ReleaseWarning))
+
+
+@pytest.mark.parametrize("kw", [{"delta": 0.01, "mechanism": "ambient_gaussian", "center": "origin", "radius": 0.5},
+                                {"delta": 1e-6, "center": "origin", "radius": 0.5},
+                                {"center": "auto"}, {"center": "auto", "delta": 1e-6, "mechanism": "auto"}])
+def test_neighbours_get_the_same_public_warnings(kw):
+    """A record replaced by NaN, or moved far away, changes no ReleaseWarning: the δ warnings (δ at
+    1/n exactly: a count of the finite records would flip it), the private ball's fallback and
+    swamped warnings, the mechanism choice."""
+    S = Sphere(2)
+    D = S.random_point(S.origin, 0.3, size=100, rng=np.random.default_rng(1))
+    D2 = D.copy()
+    D2[0] = np.nan
+    D3 = D.copy()
+    D3[0] = -S.origin
+    kw = dict(kw)
+    center = S.origin if kw.pop("center") == "origin" else "auto"
+    seen = [_public_warnings(lambda X=X: private_frechet_mean(X, S, center=center, epsilon=1.0, rng=0, **kw))
+            for X in (D, D2, D3)]
+    assert seen[0] == seen[1] == seen[2]
+    assert seen[0]  # each case says something public

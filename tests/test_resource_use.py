@@ -65,13 +65,33 @@ def test_entry_points_run_with_the_blas_limit(monkeypatch):
         seen.append([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
         return triu_indices(*args)
 
+    if _threads.BLAS_THREADS is None or not _threads._blas_libraries():
+        pytest.skip(f"{_threads.ENVIRONMENT_VARIABLE}=none or no BLAS that threadpoolctl can see: nothing is limited")
     before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
     monkeypatch.setattr(spd_sampler, "triu_indices", spy)  # read inside _gaussian_matrices
     spd_sampler._gaussian_matrices(3, 0.5, 10, np.random.default_rng(0))
     assert seen == [[min(t, _threads.BLAS_THREADS) for t in before]]
-    for f in (release.release_statistic, planning.plan_table, planning.expected_error, planning.choose_ball_mechanism,
-              cli._run):
-        assert getattr(f, "__wrapped__", None) is not None, f
+    depth = []
+
+    def inside(*args, **kwargs):  # each entry point's first step, recording whether the limit is on
+        depth.append(_threads._depth)
+        raise KeyboardInterrupt
+
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.3, size=20, rng=0)
+    for module, name, call in [
+            (release, "plan_statistic", lambda: release.release_statistic(release.FRECHET_MEAN, X, S, center=S.origin,
+                                                                           radius=0.5, epsilon=1.0)),
+            (planning, "_public", lambda: planning.expected_error(S, "laplace", n=20, radius=0.5, epsilon=1.0)),
+            (planning, "expected_error", lambda: planning.plan_table(S, n=20, epsilon=1.0, radii=[0.5])),
+            (planning, "candidate_mechanisms", lambda: planning.choose_ball_mechanism(S, n=20, epsilon=1.0)),
+            (cli, "cmd_mechanisms", lambda: cli._run(cli.parser().parse_args(["mechanisms"])))]:
+        monkeypatch.setattr(module, name, inside)
+        with pytest.raises(KeyboardInterrupt):
+            call()
+        monkeypatch.undo()
+        assert depth.pop() >= 1, name
+    assert _threads._depth == 0
 
 
 def test_blas_setting_is_read_from_the_environment():

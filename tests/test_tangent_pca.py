@@ -194,13 +194,13 @@ def test_the_accountant_is_charged_all_at_once_before_the_records_are_read(monke
     X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(50, 3))
     acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
     read = []
-    real = tangent_pca.private_frechet_mean
+    real = tangent_pca.release_statistic
 
     def spy(*args, **kwargs):
         read.append(len(acc.events))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tangent_pca, "private_frechet_mean", spy)
+    monkeypatch.setattr(tangent_pca, "release_statistic", spy)
     params = dict(center=np.zeros(3), radius=1.0, delta=1e-5, n_components=1, accountant=acc)
     with pytest.raises(BudgetExceededError):
         private_tangent_pca(X, Euclidean(3), epsilon=1.5, **params)
@@ -342,3 +342,23 @@ def test_defaults_choose_the_mean_and_bound_the_variances():
     assert mean.mechanism != "laplace"
     top = rel.certificate.second_moment.clip_norm ** 2
     assert np.all(rel.explained_variance <= top) and rel.explained_variance[0] == top  # clipped: the noise is huge
+
+
+def test_delta_warnings_speak_of_the_whole_delta():
+    """The second moment always spends δ: no "not used" warning for a pure-ε mean, and the 1/n
+    warning is about the whole δ, once (the mean's share is not checked on its own)."""
+    import warnings
+
+    M = Euclidean(3)
+    X = np.random.default_rng(0).normal(size=(400, 3)) * 0.3
+
+    def said(delta, **kw):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tangent_pca.private_tangent_pca(X, M, center=np.zeros(3), radius=1.0, epsilon=1.0, delta=delta,
+                                            n_components=1, rng=0, **kw)
+        return [str(w.message) for w in caught if issubclass(w.category, ReleaseWarning) and "delta=" in str(w.message)]
+
+    assert said(1e-6, mean_mechanism="laplace") == [] and said(1e-6) == []
+    (large,) = said(0.004, mean_mechanism="laplace")
+    assert large.startswith("delta=0.004 is at least 1/n = 0.0025")

@@ -208,8 +208,8 @@ def _triangle_hint(name: str, width: int) -> str:
     """For SPD records of ``k(k+1)/2`` numbers (a triangle of a ``k × k`` matrix): the option that
     reads them (the file's shape only)."""
     k = int((math.isqrt(8 * width + 1) - 1) // 2)
-    if name not in SPD_NAMES or k * (k + 1) // 2 != width:
-        return ""
+    if name not in SPD_NAMES or k < 3 or k * (k + 1) // 2 != width or math.isqrt(width) ** 2 == width:
+        return ""  # not a triangle, or also a full square matrix (36 = 6·6 = 8·9/2): no guess
     return f"; {width} = {k}·{k + 1}/2 numbers is a triangle of a {k} × {k} matrix: give --layout triu or --layout tril"
 
 
@@ -297,7 +297,7 @@ def latlon_to_unit(data: Array, source: str = "the file") -> Array:
     sin φ)`` (the north pole, latitude 90, is ``(0, 0, 1)``, the sphere's ``origin``). A latitude
     outside [−90, 90] is not a position: that row becomes the zero vector, a record that is not a
     point of the sphere (replaced by the centre, or refused with --strict, and counted as such);
-    a non-finite one stays NaN."""
+    a row with a non-finite number stays non-finite (counted as such)."""
     if data.ndim != 2 or data.shape[1] != 2:
         turned = data.ndim == 2 and data.shape[0] == 2
         raise CliError(f"--input latlon expects records of 2 numbers (latitude, longitude in degrees); {source} has "
@@ -305,7 +305,7 @@ def latlon_to_unit(data: Array, source: str = "the file") -> Array:
     lat, lon = np.radians(data[:, 0]), np.radians(data[:, 1])
     with np.errstate(invalid="ignore"):
         out = np.stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)], axis=-1)
-        out[np.abs(data[:, 0]) > 90.0] = 0.0
+        out[(np.abs(data[:, 0]) > 90.0) & np.isfinite(data).all(axis=1)] = 0.0
     return out
 
 

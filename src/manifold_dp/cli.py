@@ -371,10 +371,11 @@ def radius_help() -> str:
 # Measured with privacy.release.calibrate (tests/test_planning.py checks these figures).
 RADIUS_GROWTH = (
     "Near r* (sphere, kendall2d) the noise scale grows steeply: the sensitivity factor L/h (1/cos(2r√κ) with the "
-    "Rauch constant) diverges at r*. On S² with n = 100 and --epsilon 1 the Laplace scale is 0.010 at r = 0.393 "
-    "(r*/2), 0.029 at 0.605, 0.069 at 0.707 and 0.72 at 0.778 (the proven spread constant; 0.011, 0.034, 0.090 and "
-    "0.99 with --bound rauch; 1.04 at r = 0.78). A release warns once L/h (Rauch) is over twice its value at r*/2 "
-    "(past the radius given below); manifold-dp plan compares radii before any data are read.")
+    "Rauch constant) diverges at r*. On S² with n = 100 and --epsilon 1 the Laplace scale is 0.010 at r = 0.39 "
+    "(about r*/2), 0.028 at 0.6, 0.064 at 0.7, 0.16 at 0.75, 0.36 at 0.77 and 1.04 at 0.78 (the proven spread "
+    "constant; 0.011, 0.033, 0.082, 0.21, 0.50 and 1.45 with --bound rauch). A release warns once L/h (Rauch) is "
+    "over twice its value at r*/2 (past the radius given below); manifold-dp plan compares radii before any data are "
+    "read.")
 
 
 RELEASE_EPILOG = """\

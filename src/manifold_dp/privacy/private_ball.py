@@ -102,8 +102,9 @@ class AutoCenter:
     Every ``None`` is resolved before the data are read (``resolved``): one round with shares 0.2
     (centre) / 0.1 (radius); with ``rounds ≥ 2``, 0.15 / 0.05 per radius / 0.1 per re-centring
     round. The release gets the rest of ε. ``rounds=None`` with no share given is two rounds under
-    (ε, δ) where the first stage works in a bounded chart (SPD, hyperbolic, Euclidean) and the
-    radius searches can run at two rounds' shares, one otherwise (``_resolve``). A round pays where the first stage's
+    (ε, δ) where the first stage works in a bounded chart (SPD, hyperbolic, Euclidean), the
+    radius searches can run at two rounds' shares and the round is expected to bring the centre
+    closer (``_resolve``), one otherwise. A round pays where the first stage's
     error (``manifold-dp plan`` prints it) is larger than the data's spread; measured in
     docs/private_ball.md.
 

@@ -64,7 +64,9 @@ class PublicParams:
 def validate_center(manifold: Manifold, center: Any) -> Array:
     """The public centre as one point of ``manifold`` (no batch axes), or a ``ValueError``/``TypeError``
     naming ``center``. Layouts in ``manifold.user_point_shapes`` (Kendall: real landmarks) too."""
-    if (isinstance(center, str) and center == "auto") or type(center).__name__ == "AutoCenter":
+    from .private_ball import auto_center
+
+    if auto_center(center) is not None:  # "auto" or an AutoCenter
         raise ValueError("center='auto' (the private ball) is available for private_frechet_mean; for this statistic "
                          "release the mean with center='auto' first and pass its point (and radius) here: that reuse is "
                          "post-processing, and the two releases' epsilons add up")

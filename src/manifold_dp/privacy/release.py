@@ -255,7 +255,7 @@ def _warn_if_seeded_and_composed(rng: RngLike, accountant: PrivacyAccountant | N
               "use rng=None (OS entropy) for releases anyone else will see", ReleaseWarning)
 
 
-def _warn_about_delta(X: Any, manifold: Manifold, delta: Any, mechanism: str) -> None:
+def warn_about_delta(X: Any, manifold: Manifold, delta: Any, mechanism: str) -> None:
     """A ``ReleaseWarning`` (public: δ, the mechanism, ``n``) when a given ``delta`` is unused by a
     pure-ε mechanism named by the caller, or when it is at least ``1/n``, where an (ε, δ) guarantee
     would let a mechanism publish a whole record. Values ``check_public`` refuses are left to it."""
@@ -482,8 +482,8 @@ def warn_records(manifold: Manifold, counts: RecordCounts, radius: float) -> Non
     if counts.replaced == counts.n:
         message += ". Every record was replaced: the release is the centre plus noise"
     elif counts.clipped + counts.replaced == counts.n:
-        message += (". No record lay inside the ball: the centre is far from the records (check its coordinates and "
-                    "signs), and the release stays within the ball, near the centre")
+        message += (". No valid record lay inside the ball: the centre may be far from the records (check its "
+                    "coordinates and signs), and the release stays within the ball, near the centre")
     _warn(message + " [RecordsWarning: about your data, for your terminal only]", RecordsWarning,
           emit=bool(counts.replaced or counts.clipped))
 
@@ -732,16 +732,18 @@ def release_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *,
                       epsilon: float, delta: float | None = None, mechanism: str = "laplace", bound: str = "tight",
                       calibration: str = "analytic", restrict: bool = False, round_to: float | str | None = "auto",
                       accountant: PrivacyAccountant | None = None, rng: RngLike = None,
-                      strict: bool = False) -> PrivateRelease:
+                      strict: bool = False, warn_delta: bool = True) -> PrivateRelease:
     """One private release of ``statistic``: every stage (``plan_statistic``), then one draw. The
     public functions (``private_frechet_mean``, ``private_frechet_variance``) are this with their
-    statistic; their docstrings describe the parameters."""
+    statistic; their docstrings describe the parameters. ``warn_delta=False``: a caller that spends
+    only part of its δ here (tangent PCA's mean) says what it has to say about δ itself."""
     _warn_if_seeded_and_composed(rng, accountant)
-    _warn_about_delta(X, manifold, delta, mechanism)
     rng = as_generator(rng)
     plan = plan_statistic(statistic, X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta,
                           mechanism=mechanism, bound=bound, calibration=calibration, restrict=restrict, round_to=round_to,
                           accountant=accountant, strict=strict)
+    if warn_delta:  # the public checks passed
+        warn_about_delta(X, manifold, delta, mechanism)
     if isinstance(plan, (AutoPlan, _private_ball.BallPlan)):
         return plan.release(rng=rng)
     point, acceptance = plan.draw_with_stats(None, rng=rng)

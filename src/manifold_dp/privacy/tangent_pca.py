@@ -46,7 +46,8 @@ from .release import (
     check_public,
     check_strict,
     prepare_records,
-    private_frechet_mean,
+    release_statistic,
+    warn_about_delta,
 )
 
 __all__ = ["second_moment_sensitivity", "tangent_clip_norm", "AnalyzeGauss", "analyze_gauss",
@@ -340,8 +341,10 @@ def private_tangent_pca(X: ArrayLike, manifold: Manifold, *, center: ArrayLike, 
         from dp_accounting import dp_event
 
         p.accountant.charge(dp_event.ComposedDpEvent(events))
-    mean_release = private_frechet_mean(X, manifold, center=p.center, radius=p.given_radius, epsilon=mean_epsilon,
-                                        delta=share * delta, mechanism=mean_mechanism, calibration=calibration, rng=rng)
+    mean_release = release_statistic(FRECHET_MEAN, X, manifold, center=p.center, radius=p.given_radius,
+                                     epsilon=mean_epsilon, delta=share * delta, mechanism=mean_mechanism,
+                                     calibration=calibration, rng=rng, warn_delta=False)
+    warn_about_delta(X, manifold, delta, "auto")  # the whole δ, which the second moment always uses
     mean = mean_release.point
     n, dim = p.n, manifold.dim
     clip_norm = tangent_clip_norm(manifold, mean, p.center, p.given_radius)
