@@ -270,3 +270,12 @@ def test_a_trailing_comma_on_every_row_is_an_empty_last_column(run, tmp_path):
 def test_a_gaussian_mechanism_without_delta_names_the_option(run, cap_csv):
     assert_one_line_error(release(run, cap_csv, *SPHERE[:2], "--center", "origin", "--mechanism", "ambient_gaussian",
                                   *SPHERE[2:]), "--delta", "ambient_gaussian")
+
+
+def test_summary_format_gives_the_value_and_the_certificate_summary(run, cap_csv):
+    args = (*SPHERE[:2], "--center", "origin", *SPHERE[2:])
+    full = json.loads(release(run, cap_csv, *args).stdout)
+    res = release(run, cap_csv, *args, "--format", "summary")
+    first, second = res.stdout.splitlines()[:2]
+    assert res.returncode == 0 and json.loads(first.removeprefix("value: ")) == full["value"]
+    assert second.startswith("Riemannian Laplace (laplace): (1, 0)-DP frechet_mean")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -98,7 +99,12 @@ def cmd_release(args: argparse.Namespace) -> None:
                                calibration=args.calibration, restrict=args.restrict, round_to=args.round_to,
                                strict=args.strict, rng=args.seed)
     value = manifold.to_user(rel.point)
-    text = rel.to_json(value=unit_to_latlon(value) if args.input == "latlon" else value, indent=2)
+    shown = unit_to_latlon(value) if args.input == "latlon" else value
+    if args.format == "summary":
+        text = f"value{' (latitude, longitude)' if args.input == 'latlon' else ''}: " \
+               f"{json.dumps(np.asarray(shown).tolist())}\n{rel.summary()}"
+    else:
+        text = rel.to_json(value=shown, indent=2)
     if output is not None:
         write_atomically(output, text + "\n")
     else:
@@ -549,6 +555,9 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--seed", type=SEED, help="seed for reproducible noise, for testing only: anyone who knows it can "
                    "subtract the noise (default: fresh OS entropy)")
     r.add_argument("--output", help="write the JSON to this file, whole or not at all (default: stdout)")
+    r.add_argument("--format", default="json", choices=("json", "summary"),
+                   help="'json': the value and the whole certificate; 'summary': the value on one line, then the "
+                        "certificate's summary (what ran, its guarantee and theorem, every stage)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
