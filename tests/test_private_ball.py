@@ -755,6 +755,12 @@ def test_fallback_radius_warns_before_the_data():
                 and "too small for the radius stage" in str(w.message)]
         assert bool(said) == expected == rel.certificate.center_selection.small_n_fallback
         assert not said or f"{rel.radius:.4g}" in said[0]
+        assert not said or "the largest candidate whose release is not mostly noise" in said[0]
+    # where every candidate's release is mostly noise, the fallback is the smallest, and it says so
+    H = Hyperbolic(10)
+    X = H.random_point(H.origin, 0.3, size=20, rng=np.random.default_rng(0))
+    with pytest.warns(ReleaseWarning, match="the smallest candidate: at this n·epsilon every candidate's release"):
+        private_frechet_mean(X, H, center="auto", epsilon=0.1, rng=0)
 
 
 def test_other_statistics_refuse_center_auto_with_advice():

@@ -373,10 +373,14 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         j = fallback_index(manifold, kept, [cal[0] for cal in kept_cals])
         kept, kept_cals = kept[j:j + 1], kept_cals[j:j + 1]
         if radius_private:  # public values only, before any record is read
+            useful = rel.expected_noise_distance(manifold, kept_cals[0][0].measurement) <= kept[0]
+            why = ("the largest candidate whose release is not mostly noise" if useful else
+                   "the smallest candidate: at this n·epsilon every candidate's release is mostly noise, and a small "
+                   "ball keeps the release near the private centre")
             rel._warn(f"center='auto' at n={n}, epsilon={eps:g}: n·epsilon is too small for the radius stage to tell "
-                      f"the records' scale, so the radius is the public fallback {kept[0]:.4g} (the largest candidate "
-                      "whose release is not mostly noise) and its share went to the centre; records farther than that "
-                      "from the private centre are clipped", rel.ReleaseWarning)
+                      f"the records' scale, so the radius is the public fallback {kept[0]:.4g} ({why}) and its share "
+                      "went to the centre; records farther than that from the private centre are clipped",
+                      rel.ReleaseWarning)
     if round_to is None:
         rel.check_round_to(None, 0.0)  # the public warning, once
     rel.check_strict(manifold, X, p.strict)

@@ -264,7 +264,7 @@ def warn_about_delta(X: Any, manifold: Manifold, delta: Any, mechanism: str) -> 
         return
     if mechanism in MECHANISM_NAMES and mechanism not in GAUSSIAN_MECHANISMS:
         _warn(f"delta={float(delta):g} is not used: mechanism={mechanism!r} is pure epsilon-DP (its certificate says "
-              "delta = 0)", ReleaseWarning)
+              "delta = 0); mechanism='auto' or a Gaussian-type mechanism would use it", ReleaseWarning)
         return
     try:
         n = record_count(manifold, X)
@@ -482,8 +482,8 @@ def warn_records(manifold: Manifold, counts: RecordCounts, radius: float) -> Non
     if counts.replaced == counts.n:
         message += ". Every record was replaced: the release is the centre plus noise"
     elif counts.clipped + counts.replaced == counts.n:
-        message += (". No valid record lay inside the ball: the centre may be far from the records (check its "
-                    "coordinates and signs), and the release stays within the ball, near the centre")
+        message += (". No valid record lay inside the ball: its centre is far from the records (a typed centre: "
+                    "check its coordinates and signs), and the release stays within the ball, near the centre")
     _warn(message + " [RecordsWarning: about your data, for your terminal only]", RecordsWarning,
           emit=bool(counts.replaced or counts.clipped))
 

@@ -180,7 +180,9 @@ def frechet_mean(X: ArrayLike, manifold: Manifold, *, weights: ArrayLike | None 
     ----------
     X : array_like
         The records, shape ``(n, *point_shape)`` (a numpy array, a memmap or a Dask array), or in
-        memory in one of ``manifold.user_point_shapes`` (Kendall shapes: ``(n, k, 2)`` real landmarks).
+        memory in one of ``manifold.user_point_shapes`` (Kendall shapes: ``(n, k, 2)`` real landmarks;
+        the mean is then still a point in ``point_shape``, a complex pre-shape: ``manifold.to_user``
+        gives its landmarks).
     manifold : Manifold
         The space the records live on (second: records come first in every public function).
     weights : array_like, optional
