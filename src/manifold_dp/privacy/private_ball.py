@@ -666,7 +666,7 @@ class BallPlan:
             except (ValueError, ArithmeticError):
                 p = dataclasses.replace(self.public, center=self.first.reference)
                 cal, grid = FRECHET_MEAN.stages(m, p, radius, share * self.epsilon, self.round_to, warn=False)
-        rel.warn_if_mostly_noise(m, FRECHET_MEAN, cal.measurement, radius, p.n)  # public: n, ε, the released ball
+        rel.warn_if_mostly_noise(m, FRECHET_MEAN, cal.measurement, radius, p.n, self.epsilon)  # public: n, ε, the ball
         records = rel.prepared(m, self._X, p.center, radius, *FRECHET_MEAN.reads(m, cal, radius, p.n))
         plan = rel.build_plan(FRECHET_MEAN, m, p, radius, cal, grid, records)
         point, acceptance = plan.draw_with_stats(None, rng=rng)

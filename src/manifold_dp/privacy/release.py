@@ -229,15 +229,18 @@ def expected_noise_distance(manifold: Manifold, measurement: measurements.Measur
 
 
 def warn_if_mostly_noise(manifold: Manifold, statistic: Statistic, measurement: measurements.Measurement, radius: float,
-                         n: int) -> None:
+                         n: int, total_epsilon: float | None = None) -> None:
     """``ReleaseWarning`` (public) when the noise swamps what the ball lets the data say
     (``statistic.noise_against_room``: for a mean, ``expected_noise_distance`` above the radius;
     for the variance, which lies in ``[0, r²]``, a Laplace scale above ``r²``). The scale falls like
-    ``1/(n·ε)``, so the message says by how much ``n·ε`` would have to grow."""
+    ``1/(n·ε)``, so the message says by how much ``n·ε`` would have to grow (``total_epsilon``: the
+    release is one stage of a budget of that ε, and the message says so)."""
     noise, room, what, where, advice = statistic.noise_against_room(manifold, measurement, radius)
     if noise > room:
         _warn(f"{what} exceeds {where}: the release is mostly noise. The scale falls like 1/(n·epsilon) "
-              f"(n = {n}, epsilon = {measurement.epsilon:g}): increase epsilon or n about {noise / room:.2g}-fold"
+              f"(n = {n}, epsilon = {measurement.epsilon:g}"
+              + (f", this stage's share of the total {total_epsilon:g}" if total_epsilon is not None else "")
+              + f"): increase epsilon or n about {noise / room:.2g}-fold"
               + advice, ReleaseWarning)
 
 
