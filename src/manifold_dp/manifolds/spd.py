@@ -71,6 +71,8 @@ class _SPD(SPDPasses, Manifold):
         @staticmethod
         def _clip_eigen(frame: Any, x: Array, u: Array, log_w: Array, radius: float, weight: float | None = None,
                         keep: bool = True) -> Any: ...
+        @staticmethod
+        def _frame_distance(frame: Any, u: Array, log_w: Array) -> FloatArray: ...
 
     def __post_init__(self) -> None:
         _check_dim(self.k, "k", 1)
@@ -285,12 +287,17 @@ class SPDAffineInvariant(AffineInvariantPasses, _SPD):
         return frame.si @ x @ frame.si
 
     @staticmethod
-    def _clip_eigen(frame, x, u, log_w, radius, weight=None, keep=True):
+    def _frame_distance(frame, u, log_w):
+        """``ρ(c, x) = ‖log w‖`` from a record's eigenvalues ``w`` in the centre's frame."""
+        return np.sqrt(np.sum(log_w**2, axis=-1))
+
+    @classmethod
+    def _clip_eigen(cls, frame, x, u, log_w, radius, weight=None, keep=True):
         """``(clipped, outside, Σ weight·log_c x̃ or None, scale)`` from the records' eigen-pairs in
         the centre's frame: ``ρ = ‖log w‖``, and every record rebuilt as
         ``c^½ U diag(w^min(1, r/ρ)) Uᵀ c^½``, inside the ball or not (the work must not depend on
         how many are clipped); ``x`` where the record was inside."""
-        rho = np.sqrt(np.sum(log_w**2, axis=-1))
+        rho = cls._frame_distance(frame, u, log_w)
         outside = ~(rho <= radius)
         scale = _clip_scale(rho, radius)
         s = frame.s
@@ -396,10 +403,20 @@ class SPDLogEuclidean(_SPD):
         return x
 
     @staticmethod
-    def _clip_eigen(frame, x, u, log_w, radius, weight=None, keep=True):
+    def _frame_log(frame, u, log_w):
+        """``Logm x − Logm c`` from a record's eigen-pair."""
+        return eig_apply(u, log_w) - frame.log
+
+    @classmethod
+    def _frame_distance(cls, frame, u, log_w):
+        v = cls._frame_log(frame, u, log_w)
+        return np.sqrt(np.sum(v * v, axis=(-2, -1)))
+
+    @classmethod
+    def _clip_eigen(cls, frame, x, u, log_w, radius, weight=None, keep=True):
         """As ``SPDAffineInvariant._clip_eigen`` in log coordinates: ``v = Logm x − Logm c``,
         ``ρ = ‖v‖_F``, every record rebuilt as ``Expm(Logm c + min(1, r/ρ) v)`` when ``keep``."""
-        v = eig_apply(u, log_w) - frame.log
+        v = cls._frame_log(frame, u, log_w)
         rho = np.sqrt(np.sum(v * v, axis=(-2, -1)))
         outside = ~(rho <= radius)
         scale = _clip_scale(rho, radius)

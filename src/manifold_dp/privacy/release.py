@@ -428,9 +428,15 @@ def record_distances(manifold: Manifold, X: ArrayLike, center: Array, cap: float
     With a public ``cap``, the distances of the records prepared at radius ``cap``
     (``prepare_records``): ``min(ρ, cap)`` to rounding, from the preparation's one robust pass, so
     that no record (``1e308`` entries on SPD) can make a decomposition raise for one neighbour
-    only. The radius selections pass a cap just above their largest candidate: a record beyond it
-    is beyond every candidate either way."""
+    only (a space's ``prepared_distances`` gives them from that pass's own decomposition). The
+    radius selections pass a cap just above their largest candidate: a record beyond it is beyond
+    every candidate either way."""
     if cap is not None:
+        X = np.asarray(X)
+        rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
+        parts = [manifold.prepared_distances(X[s:s + rows], center, cap) for s in range(0, len(X), rows)]
+        if parts and all(p is not None for p in parts):
+            return cast(FloatArray, np.concatenate(cast(list[FloatArray], parts)).astype(float, copy=False))
         records, _ = prepare_records(manifold, X, center, cap, keep=True, log_mean=False)
         with np.errstate(all="ignore"):
             return cast(FloatArray, np.asarray(manifold.dist(center, np.asarray(records)), float))

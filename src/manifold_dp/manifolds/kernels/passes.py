@@ -4,8 +4,8 @@ pass computing the same quantities (within the error its Newton constants declar
 
 - the mean's start: ``mean_start_stats``/``mean_start``, ``checked_start_stats``,
   ``centred_start_stats``;
-- record preparation: ``prepare_block``, ``prepare_rows``, ``records_order``,
-  ``clip_and_log_sum``, ``clipped_log_sum``;
+- record preparation: ``prepare_block``, ``prepared_distances``, ``prepare_rows``,
+  ``records_order``, ``clip_and_log_sum``, ``clipped_log_sum``;
 - gradient and Newton passes: ``weighted_log_sum``, ``weighted_log_sums``, ``karcher_terms``,
   ``newton_constants`` with ``newton_terms``/``newton_step`` (``NewtonConstants``);
 - single draws with Python floats: ``_validate_one``, ``single_polar_frame``/``polar_point``.
@@ -134,6 +134,13 @@ class RecordPasses(ManifoldGeometry):
         ``finite``, ``ok``, ``moved`` are masks over the block's records, or the numbers of finite
         records, of points among them and of moved records (ints) from a pass that counts as it
         goes (``Euclidean(1)``)."""
+        return None
+
+    def prepared_distances(self, X: Array, center: Array, cap: float) -> Array | None:
+        """A space's fused pass for one block of ``privacy.release.record_distances`` at ``cap``:
+        ``min(ρ(center, x̃), cap)`` of the records ``x̃`` as ``prepare_block`` prepares them (invalid ones
+        at 0), from its own decomposition; or ``None`` (the generic path: prepare at ``cap``, then
+        ``dist``)."""
         return None
 
     def newton_constants(self, radius: float, n: int) -> NewtonConstants | None:

@@ -12,13 +12,13 @@ import math
 from collections.abc import Callable
 from functools import cache, lru_cache
 from math import comb
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..._threads import blas_limited, blas_limited_unless_tiny
-from ..._typing import Array, BoolArray
+from ..._typing import Array, BoolArray, FloatArray
 from ..geometry import POINT_ATOL
 from ..matrix import eig_apply, eig_weighted_sum, expm_sym, sqrtm_spd, sym
 from .arrays import finite_rows, select
@@ -212,6 +212,7 @@ class SPDPasses(RecordPasses):
         _eigen_frame: Callable[..., Any]
         _whiten: Callable[..., Any]
         _clip_eigen: Callable[..., Any]
+        _frame_distance: Callable[..., Any]
         _symmetric: Callable[..., Any]
 
     @blas_limited
@@ -239,6 +240,29 @@ class SPDPasses(RecordPasses):
         eigen-pair and become the centre, exactly; then the clip, the rebuilt records (every one)
         and the sum of logs as in ``clip_and_log_sum``. ``None`` (the generic path) for a block of
         another shape."""
+        decomposed = self._decomposed_block(X, center)
+        if decomposed is None:
+            return None
+        finite, ok, frame, base, u, log_w = decomposed
+        with np.errstate(all="ignore"):
+            records, moved, total, _ = self._clip_eigen(frame, base, u, log_w, radius, weight, keep)
+        return records, finite, ok, moved, total
+
+    @blas_limited
+    def prepared_distances(self, X: Array, center: Array, cap: float) -> FloatArray | None:
+        """``min(ρ(center, x̃), cap)`` of a block's records ``x̃`` as ``prepare_block`` sees them (invalid
+        ones at 0), from the same one ``eigh`` per record: the distances ``prepare_block`` clips by,
+        without rebuilding the clipped records and decomposing them again."""
+        decomposed = self._decomposed_block(X, center)
+        if decomposed is None:
+            return None
+        _, _, frame, _, u, log_w = decomposed
+        with np.errstate(all="ignore"):
+            return cast(FloatArray, np.minimum(self._frame_distance(frame, u, log_w), cap))
+
+    def _decomposed_block(self, X: Array, center: Array) -> tuple[Any, ...] | None:
+        """``(finite, ok, frame, base, u, log_w)``: ``prepare_block``'s one decomposition of a block, every
+        record in the centre's frame (invalid ones as the centre); ``None`` for a block of another shape."""
         k = self.k
         X, center = np.asarray(X), np.asarray(center, float)
         if X.ndim != 3 or X.shape[1:] != (k, k) or center.shape != (k, k):
@@ -269,8 +293,7 @@ class SPDPasses(RecordPasses):
             u = select(ok[:, None, None], u, frame.u)
             log_w = np.log(w) + select(ok, exponent * math.log(2.0), 0.0)[:, None]
             base = select(ok[:, None, None], xs, center)
-            records, moved, total, _ = self._clip_eigen(frame, base, u, log_w, radius, weight, keep)
-        return records, finite, ok, moved, total
+        return finite, ok, frame, base, u, log_w
 
     def _validate_one(self, x: Array) -> Array | None:
         # k = 2 with floats: the checks of ``_checks`` and the Cholesky fast path of
