@@ -102,22 +102,26 @@ def one_case(args):
 
 def _predicted_auto(M, n, eps, delta, rounds, spread):
     """``mechanism="auto"``'s expected error ratio before the data: its pipeline's ``a·√(P² + Q²s²)``
-    (``planning.choose_ball_mechanism``) over the oracle's ``mechanism="auto"`` expected noise
-    distance at radius ``s`` (the cluster's median 0.9-quantile spread)."""
+    (``planning.choose_ball_mechanism``), or where the radius is the public fallback its release's
+    noise there (``private_ball.expected_fallback``), over the oracle's ``mechanism="auto"``
+    expected noise distance at radius ``s`` (the cluster's median 0.9-quantile spread)."""
     from manifold_dp.privacy.ball_first_stage import first_stage
     from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS
     from manifold_dp.privacy.planning import choose_ball_mechanism, choose_mechanism, expected_error
-    from manifold_dp.privacy.private_ball import AutoCenter, ball_grid, expected_auto_ball
+    from manifold_dp.privacy.private_ball import AutoCenter, ball_grid, expected_auto_ball, expected_fallback
 
     auto = AutoCenter(rounds=rounds)
     chosen = choose_ball_mechanism(M, n=n, epsilon=eps, delta=delta, auto=auto).mechanism
-    grid = ball_grid(M, first_stage(M, 1, 1.0, None))
-    r = float(np.sqrt(grid[0] * grid[-1]))
-    P, Q = expected_auto_ball(M, n=n, epsilon=eps, delta=delta, gaussian=chosen in GAUSSIAN_MECHANISMS,
-                              auto=auto).limits
-    a = expected_error(M, chosen, n=n, radius=r, epsilon=eps, delta=delta, full=False).expected_distance / r
     oracle = choose_mechanism(M, n=n, radius=min(spread, 0.99 * M.assumption_radius), epsilon=eps, delta=delta)
     best = min(c.expected_distance for c in oracle.candidates if c.ok)
+    gaussian = chosen in GAUSSIAN_MECHANISMS
+    fallback = expected_fallback(M, n=n, epsilon=eps, delta=delta if gaussian else None, mechanism=chosen, auto=auto)
+    if fallback is not None:  # the public fallback radius: its release's noise, whatever the spread
+        return fallback.noise / best
+    grid = ball_grid(M, first_stage(M, 1, 1.0, None))
+    r = float(np.sqrt(grid[0] * grid[-1]))
+    P, Q = expected_auto_ball(M, n=n, epsilon=eps, delta=delta, gaussian=gaussian, auto=auto).limits
+    a = expected_error(M, chosen, n=n, radius=r, epsilon=eps, delta=delta, full=False).expected_distance / r
     return a * float(np.hypot(P, Q * spread)) / best
 
 

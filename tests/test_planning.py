@@ -482,3 +482,18 @@ def test_plan_does_not_search_a_refused_riemannian_gaussian():
     (row,) = rows
     assert row.expected_error is None and row.n_needed is None and row.epsilon_needed is None
     assert "not searched" in row.note
+
+
+def test_summary_gives_the_fallback_radius_and_its_noise_where_the_radius_stage_cannot_run():
+    """At small n·ε the ratio formula does not hold (the radius is public, not fitted to the
+    records): the summary gives the fallback radius and the release's noise there instead."""
+    from manifold_dp.privacy.planning import auto_ball_summary
+    from manifold_dp.privacy.private_ball import expected_fallback
+
+    M = Sphere(2)
+    fb = expected_fallback(M, n=100, epsilon=1.0, mechanism="laplace")
+    assert fb is not None
+    text = auto_ball_summary(M, n=100, epsilon=1.0)
+    assert f"public fallback radius {fb.radius:.3g}" in text and f"errs about {fb.noise:.3g}" in text
+    assert "times a release in a ball of radius s" not in text
+    assert "public fallback radius" not in auto_ball_summary(M, n=1000, epsilon=1.0)

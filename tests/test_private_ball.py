@@ -10,6 +10,7 @@ origin, the private ball's error against an oracle ball (slow).
 import dataclasses
 import json
 import math
+import types
 import warnings
 
 import numpy as np
@@ -761,6 +762,28 @@ def test_fallback_radius_warns_before_the_data():
     X = H.random_point(H.origin, 0.3, size=20, rng=np.random.default_rng(0))
     with pytest.warns(ReleaseWarning, match="the smallest candidate: at this n·epsilon every candidate's release"):
         private_frechet_mean(X, H, center="auto", epsilon=0.1, rng=0)
+
+
+@pytest.mark.parametrize("space,n,epsilon,delta,mechanism", [
+    (Sphere(2), 100, 1.0, None, "laplace"), (Sphere(2), 100, 1.0, 1e-6, "ambient_gaussian"),
+    (Hyperbolic(10), 20, 0.1, None, "laplace"), (Sphere(2), 1000, 1.0, None, "laplace"),
+    (Sphere(2), 1000, 1.0, 1e-6, "ambient_gaussian")], ids=str)
+def test_expected_fallback_is_the_release_s_public_fallback(space, n, epsilon, delta, mechanism):
+    """``expected_fallback`` (what ``plan`` tells before the data) gives the radius the release then
+    takes, and its release's expected noise distance; ``None`` exactly where the radius stage runs."""
+    from manifold_dp.privacy.private_ball import expected_fallback
+    from manifold_dp.privacy.release import expected_noise_distance
+
+    X = space.random_point(space.origin, 0.3, size=n, rng=np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = private_frechet_mean(X, space, center="auto", epsilon=epsilon, delta=delta, mechanism=mechanism, rng=0)
+    fb = expected_fallback(space, n=n, epsilon=epsilon, delta=delta, mechanism=mechanism)
+    assert (fb is not None) == rel.certificate.center_selection.small_n_fallback
+    if fb is not None:
+        assert fb.radius == rel.radius
+        law = types.SimpleNamespace(mechanism=rel.mechanism, scale=rel.scale)
+        assert fb.noise == pytest.approx(float(expected_noise_distance(space, law)), rel=1e-6)  # the certificate rounds
 
 
 def test_other_statistics_refuse_center_auto_with_advice():

@@ -636,12 +636,21 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
     the first stage's expected error ``E₁`` and, for data of spread ``s``, the expected error
     over that of a ball around the true centre — within 2× once ``s ≳ E₁``. Public values only."""
     from .ball_first_stage import supports as has_first_stage
-    from .private_ball import expected_auto_ball
+    from .private_ball import UNSUPPORTED_MECHANISMS, expected_auto_ball, expected_fallback
 
     if not has_first_stage(manifold):
         return f"center='auto': no first stage for {manifold!r}"
+    try:
+        choice: MechanismChoice | None = choose_ball_mechanism(manifold, n=n, epsilon=epsilon, delta=delta, bound=bound,
+                                                                calibration=calibration, restrict=restrict)
+    except ValueError as err:
+        choice, refusal = None, str(err)
+    names = candidate_mechanisms(manifold, delta, UNSUPPORTED_MECHANISMS)
     lines = []
     for gaussian in (False, True) if delta is not None else (False,):
+        kind_names = [m for m in names if (m in GAUSSIAN_MECHANISMS) == gaussian]
+        shown = choice.mechanism if choice is not None and choice.mechanism in kind_names else \
+            (kind_names[0] if kind_names else None)
         try:
             e = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian, calibration=calibration)
         except (ValueError, ArithmeticError) as err:
@@ -659,6 +668,9 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
                    f"{e.release_share * epsilon:.3g}; the whole is (ε, δ)-DP), the release's μ {e.release_strength:.2f} "
                    "of a single release's with all of (ε, δ); it" if shared else f"The release, with {e.release_share:g} of ε,")
         centre = "E1" if e.rounds == 1 else f"the re-centring round's {e.round_error:.2g}·√(E1² + s²)"
+        fb = None if e.reliable or shown is None else expected_fallback(
+            manifold, n=n, epsilon=epsilon, delta=delta if gaussian else None, mechanism=shown, bound=bound,
+            calibration=calibration, restrict=restrict)
         advice = ("E1 falls like 1/(n·ε) until it reaches the safe region's size; if you expect s < E1, ask for "
                   "AutoCenter(rounds=2) in Python (a re-centring round)." if e.rounds == 1 else
                   "Two rounds: the first stage works in a bounded chart, and a round at the private radius brings "
@@ -666,16 +678,17 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
         swamped = (" That is at least half the largest it can be: at this n·ε the private ball can hardly locate the "
                    "records, and the release warns; a public centre from domain knowledge is worth more."
                    if e.swamped else "")
+        expect = (f"then errs about √(E² + s²)/({e.release_strength:.2f}·s) times a release in a ball of radius s around "
+                  f"the true centre, with E = {centre}, for records of spread s (0.9-quantile distance to their mean): "
+                  f"{ratios}. {advice}") if fb is None else (
+            f"has the public fallback radius {fb.radius:.3g} whatever the records' spread: with {shown}, where the "
+            f"records lie within it of the private centre, it errs about {fb.noise:.3g} (its noise there; the records' "
+            f"spread and E1 decide only whether they fit), and more where they do not (they are clipped). More "
+            f"records or epsilon let the radius stage fit the ball to the records.")
         lines.append(f"center='auto' ({kind} first stage in D = {e.dimension}{share}{fallback}): the "
-                     f"private centre errs about E1 = {e.centre_error:.3g}.{swamped} {release} "
-                     f"then errs about √(E² + s²)/({e.release_strength:.2f}·s) times a release in a ball of radius s around "
-                     f"the true centre, with E = {centre}, for records of spread s (0.9-quantile distance to their "
-                     f"mean): {ratios}. {advice}")
-    try:
-        choice = choose_ball_mechanism(manifold, n=n, epsilon=epsilon, delta=delta, bound=bound, calibration=calibration,
-                                       restrict=restrict)
-    except ValueError as err:
-        lines.append(f"center='auto' with mechanism='auto': {err}")
+                     f"private centre errs about E1 = {e.centre_error:.3g}.{swamped} {release} {expect}")
+    if choice is None:
+        lines.append(f"center='auto' with mechanism='auto': {refusal}")
     else:
         compared = "; ".join(f"{c.mechanism} {c.note.split(';')[0]}" for c in choice.candidates if c.ok)
         lines.append(f"center='auto' with mechanism='auto' takes {choice.mechanism}: the whole pipeline's expected error "

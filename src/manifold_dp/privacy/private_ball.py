@@ -53,12 +53,11 @@ from .ball_refine import round_scale, round_sensitivity, tangent_round
 from .calibration import gaussian_noise_ratio, shared_gaussian_shares
 from .certificate import BallStage, CenterSelection, MechanismSelection
 from .measurements import gaussian_scale
-from .public import ignoring_float_errors
+from .public import PublicParams, ignoring_float_errors
 
 if TYPE_CHECKING:
     from .accounting import DpEvent, PrivacyAccountant
     from .ball_first_stage import FirstStage
-    from .public import PublicParams
     from .release import Calibration, Plan, PrivateRelease
 
 __all__ = ["AutoCenter", "auto_center", "AutoBallExpectation", "expected_auto_ball",
@@ -300,7 +299,6 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
     """Stages 1–3 before the draws: public checks, every stage calibrated, the accountant
     charged once, the first stage's statistic read. Returns a ``BallPlan``."""
     from . import release as rel
-    from .frechet_mean import FRECHET_MEAN
 
     ac = cast(AutoCenter, auto_center(center))  # the release path comes here for an AutoCenter only
     radius = "auto" if radius is None else radius  # center="auto" implies a private radius unless one is given
@@ -352,20 +350,7 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
                   "private ball can hardly locate the records: the release may land far from them, however small its "
                   "own noise. Give a public centre from domain knowledge, or more records or epsilon (manifold-dp plan "
                   "prints E1)", rel.ReleaseWarning)
-    kept: list[float]
-    kept_cals: list[tuple[Calibration, float | None]]
-    kept, kept_cals = [], []
-    for g in grid:  # every candidate must pass the public checks at the safe region's worst point
-        try:
-            r = check_radius(manifold, float(g))
-            with np.errstate(all="ignore"):
-                cal = FRECHET_MEAN.stages(manifold, p_final, r, release_share * eps, round_to, warn=False)
-        except (ValueError, ArithmeticError):
-            continue
-        if cal[0].sensitivity * n / (2.0 * r) > MAX_CURVATURE_FACTOR:  # near r*, h → 0: Δ blows up
-            continue
-        kept.append(r)
-        kept_cals.append(cal)
+    kept, kept_cals = _candidates(manifold, p_final, grid, release_share * eps, round_to)
     if not kept:
         raise ValueError(f"center='auto': none of the {len(grid)} candidate radii passes the public checks on {manifold!r} "
                          f"at n={n}, epsilon={eps:g}; give a radius or a larger epsilon or n")
@@ -755,6 +740,72 @@ class BallPlan:
                          f"{len(self.candidates)} candidates" + headroom, sensitivity=1.0,
                          sensitivity_bound="u(g) = −|#{i : ρ(c, x_i) ≤ g} − q·n|, sensitivity 1 under replace-one",
                          scale=None, epsilon=share * self.epsilon, delta=0.0, radius=float(radius))
+
+
+def _candidates(manifold: Manifold, p: PublicParams, grid: ArrayLike, epsilon: float,
+                round_to: float | str | None) -> tuple[list[float], list[tuple[Calibration, float | None]]]:
+    """The candidate radii whose release (at ``epsilon``, the release's share) passes the public
+    checks at ``p.center`` (the safe region's worst point) with a curvature factor at most
+    ``MAX_CURVATURE_FACTOR``, and their calibrations. Public values only."""
+    from .frechet_mean import FRECHET_MEAN
+
+    kept: list[float] = []
+    kept_cals: list[tuple[Calibration, float | None]] = []
+    for g in np.asarray(grid, float):
+        try:
+            r = check_radius(manifold, float(g))
+            with np.errstate(all="ignore"):
+                cal = FRECHET_MEAN.stages(manifold, p, r, epsilon, round_to, warn=False)
+        except (ValueError, ArithmeticError):
+            continue
+        if cal[0].sensitivity * p.n / (2.0 * r) > MAX_CURVATURE_FACTOR:  # near r*, h → 0: Δ blows up
+            continue
+        kept.append(r)
+        kept_cals.append(cal)
+    return kept, kept_cals
+
+
+@dataclass(frozen=True)
+class FallbackRelease:
+    """The release of ``center="auto"`` where ``n·ε`` is too small for the radius stage: its public
+    ``radius`` and the expected noise distance of its release there (``noise``, at the release's
+    share of ε and δ)."""
+
+    radius: float
+    noise: float
+    useful: bool  # noise ≤ radius: the largest such candidate (else the smallest candidate)
+
+
+def expected_fallback(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
+                      mechanism: str = "laplace", auto: AutoCenter | None = None, bound: str = "tight",
+                      calibration: str = "analytic", restrict: bool = False) -> FallbackRelease | None:
+    """Where ``center="auto", radius="auto"`` with ``mechanism`` takes the public fallback radius
+    (small ``n·ε``), that radius and its release's expected noise distance, as
+    ``plan_private_ball`` sets them up; ``None`` where the radius stage runs. Public values only.
+    With records within the fallback radius of the private centre the release errs about
+    ``noise``, whatever their spread (its ball is not fitted to them)."""
+    from . import release as rel
+
+    ac = AutoCenter() if auto is None else auto
+    probe = first_stage(manifold, 1, 1.0, None, ac.bound)
+    grid = ball_grid(manifold, probe)
+    gaussian = delta is not None and mechanism in rel.GAUSSIAN_MECHANISMS
+    ac, budget = _resolve(ac, probe, True, None, n, epsilon, delta if gaussian else None,
+                          gaussian and calibration == "analytic", len(grid))
+    if budget.reliable:
+        return None
+    shares = budget.shares
+    stage_delta = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if gaussian else 0.0
+    rounds = len(shares[2]) if budget.composed else 0
+    release_delta = _release_delta(cast(float, delta), [stage_delta] * (1 + rounds)) if gaussian else delta
+    p = PublicParams(n=int(n), center=probe.reference, radius=None, epsilon=epsilon, delta=release_delta,
+                     mechanism=mechanism, bound=bound, calibration=calibration, restrict=bool(restrict))
+    kept, cals = _candidates(manifold, p, grid, shares[3] * epsilon, "auto")
+    if not kept:
+        return None
+    j = fallback_index(manifold, kept, [cal[0] for cal in cals])
+    noise = float(rel.expected_noise_distance(manifold, cals[j][0].measurement))
+    return FallbackRelease(kept[j], noise, noise <= kept[j])
 
 
 def _release_record(name: str, cal: Calibration, radius: float) -> BallStage:
