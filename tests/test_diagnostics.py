@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from manifold_dp import Euclidean, SPDLogEuclidean, Sphere, private_frechet_mean, private_frechet_variance
+from manifold_dp import SO3, Euclidean, SPDLogEuclidean, Sphere, private_frechet_mean, private_frechet_variance
 from manifold_dp.data import sphere_cap
 from manifold_dp.privacy import PrivacyAccountant
 from manifold_dp.privacy.release import (
@@ -95,7 +95,8 @@ def test_issue_13_mistakes_are_loud():
     bad = np.random.default_rng(6).normal(size=(9, 10, 10))
     _, record = caught(lambda: plan_release(bad, m, center=np.eye(10), radius=1.0, epsilon=1.0))
     (msg,) = of(record, RecordsWarning)
-    assert "of 9 records, 0 replaced by the centre because non-finite (NaN or inf); 9 replaced by the centre because not points of SPDLogEuclidean(k=10)" in msg
+    assert "of 9 records, 9 replaced by the centre because not points of SPDLogEuclidean(k=10)" in msg
+    assert "non-finite" not in msg and "--layout triu" in msg  # zero counts are left out; the layout hint given
     # a centre on the wrong side of the sphere (a sign typed wrong): every valid record clipped, and it says so
     far = -sphere_cap(50, rng=7)
     far[0] = np.nan
@@ -104,6 +105,12 @@ def test_issue_13_mistakes_are_loud():
     assert "49 clipped" in msg and "No valid record lay inside the ball" in msg and "Every record was replaced" not in msg
     _, record = caught(lambda: private_frechet_mean(-far, s, center=s.origin, radius=0.4, epsilon=1.0, rng=5))
     assert not any("record lay inside" in m for m in of(record, RecordsWarning))
+    # rotations near a turn about z given scalar last (scipy's order) around the identity: the hint names the order
+    so3 = SO3()
+    scalar_last = np.tile([0.0, 0.0, 0.1, 0.995], (20, 1)) / np.linalg.norm([0.0, 0.0, 0.1, 0.995])
+    _, record = caught(lambda: private_frechet_mean(scalar_last, so3, center=so3.origin, radius=0.3, epsilon=1.0, rng=5))
+    (msg,) = of(record, RecordsWarning)
+    assert "No valid record lay inside" in msg and "scalar first, (w, x, y, z)" in msg
 
 
 def test_records_warning_never_enters_the_certificate():
@@ -149,7 +156,7 @@ def test_strict_only_warns_about_records_outside_the_ball():
                                                       strict=True, rng=11))
     assert s.check_point(rel.point)[0] and acc.spent()[0] == pytest.approx(1.0)
     (msg,) = of(record, RecordsWarning)
-    assert "3 clipped" in msg and "0 replaced by the centre because non-finite" in msg and "0 replaced by the centre because not points" in msg
+    assert "of 40 records, 3 clipped" in msg and "replaced" not in msg
 
 
 def test_strict_must_be_a_bool():

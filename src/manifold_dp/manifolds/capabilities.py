@@ -128,6 +128,7 @@ class PrivacyCapabilities(ManifoldGeometry):
     ambient_noise_factor: float = 1.0
 
     radius_units: str = "geodesic distance"  # what a radius measures, in the command line's --help
+    points_hint: str = ""  # how records of this space are laid out, for a RecordsWarning that found none inside
     user_point_shapes: tuple[tuple[int, ...], ...] = ()  # other layouts of one point accepted from users (real landmarks)
 
 

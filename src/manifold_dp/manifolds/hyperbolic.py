@@ -69,6 +69,8 @@ class Hyperbolic(HyperbolicPasses, Manifold):
 
     point_shape = property(lambda self: (self.dim + 1,))
     radius_units = "hyperbolic distance on the hyperboloid"
+    points_hint = ("records are hyperboloid coordinates (x0, x1, …, xd) with x0² − x1² − … − xd² = 1 and x0 ≥ 1; a point "
+                   "y of the Poincaré ball is x = (1 + |y|², 2y)/(1 − |y|²)")
     curvature_bounds = (-1.0, -1.0)
     homogeneous = True  # isometries act transitively: the Laplace constant is footpoint-free
     injectivity_radius = np.inf

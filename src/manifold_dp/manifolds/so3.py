@@ -135,6 +135,8 @@ class SO3(Manifold):
     dim = 3  # not a field: SO(3) has one size (the command line gives it no size option)
     point_shape = (4,)
     radius_units = "rotation angle of C⁻¹X (radians, at most π)"
+    points_hint = ("quaternions are read scalar first, (w, x, y, z); scipy's Rotation.as_quat() is scalar last unless "
+                   "called with scalar_first=True")
     curvature_bounds = (0.25, 0.25)
     homogeneous = True  # isometries act transitively: the Laplace constant is footpoint-free
     injectivity_radius = np.pi

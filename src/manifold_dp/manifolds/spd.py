@@ -59,6 +59,8 @@ class _SPD(SPDPasses, Manifold):
     dim = property(lambda self: self.k * (self.k + 1) // 2)
     origin = property(lambda self: np.eye(self.k))
     injectivity_radius = np.inf
+    points_hint = ("records are full k × k symmetric positive-definite matrices (k² numbers per row in a file); rows of "
+                   "k(k+1)/2 numbers are a triangle (the command line's --layout triu or tril)")
 
     if TYPE_CHECKING:  # the matrix size and the frame helpers each metric defines (its dataclass field and methods)
         k: int

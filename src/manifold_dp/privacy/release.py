@@ -483,16 +483,18 @@ def warn_records(manifold: Manifold, counts: RecordCounts, radius: float) -> Non
     in both cases, so that only the ``warnings.warn`` call itself differs: that work (frame walk,
     formatting) cost ~15 µs and, done only for bad data, gave a timing adversary ε_LB ≈ 3–4
     (docs/security.md, Timing)."""
-    parts = [f"{counts.non_finite} replaced by the centre because non-finite (NaN or inf)",
-             f"{counts.off_manifold} replaced by the centre because not points of {manifold!r} "
-             "(check the layout, the scale and the coordinates the manifold expects)",
-             f"{counts.clipped} clipped into the ball of radius {radius:g} around the centre (they lay outside it)"]
-    message = f"of {counts.n} records, " + "; ".join(parts)
+    parts = [(counts.non_finite, f"{counts.non_finite} replaced by the centre because non-finite (NaN or inf)"),
+             (counts.off_manifold, f"{counts.off_manifold} replaced by the centre because not points of {manifold!r} "
+                                   "(check the layout, the scale and the coordinates the manifold expects)"),
+             (counts.clipped, f"{counts.clipped} clipped into the ball of radius {radius:g} around the centre (they "
+                              "lay outside it)")]
+    message = f"of {counts.n} records, " + "; ".join(text for count, text in parts if count)
+    hint = f" ({manifold.points_hint})" if manifold.points_hint else ""
     if counts.replaced == counts.n:
-        message += ". Every record was replaced: the release is the centre plus noise"
+        message += f". Every record was replaced: the release is the centre plus noise{hint}"
     elif counts.clipped + counts.replaced == counts.n:
         message += (". No valid record lay inside the ball: its centre is far from the records (a typed centre: "
-                    "check its coordinates and signs), and the release stays within the ball, near the centre")
+                    f"check its coordinates and signs{hint}), and the release stays within the ball, near the centre")
     _warn(message + " [RecordsWarning: about your data, for your terminal only]", RecordsWarning,
           emit=bool(counts.replaced or counts.clipped))
 
