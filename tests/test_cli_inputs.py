@@ -279,3 +279,21 @@ def test_summary_format_gives_the_value_and_the_certificate_summary(run, cap_csv
     first, second = res.stdout.splitlines()[:2]
     assert res.returncode == 0 and json.loads(first.removeprefix("value: ")) == full["value"]
     assert second.startswith("Riemannian Laplace (laplace): (1, 0)-DP frechet_mean")
+
+
+@pytest.mark.parametrize("option,value", [("--radius-budget", "1.5"), ("--radius-quantile", "nan"),
+                                          ("--radius-budget", "0")])
+def test_radius_auto_options_are_named_as_typed(run, cap_csv, option, value):
+    res = release(run, cap_csv, "--manifold", "sphere", "--center", "origin", "--radius", "auto", "--epsilon", "1",
+                  option, value)
+    assert_one_line_error(res, f"{option} must be a number in (0, 1), got")
+    assert "AutoRadius" not in res.stderr
+
+
+@pytest.mark.parametrize("name", ["spd-le", "spd-ai"])
+def test_a_radius_whose_sensitivity_overflows_is_named(run, tmp_path, name):
+    """At --radius 1e6 on SPD the sensitivity bound is not finite: the error names the radius."""
+    path = tmp_path / "spd.csv"
+    np.savetxt(path, np.tile(np.eye(3).ravel(), (20, 1)), delimiter=",")
+    res = release(run, path, "--manifold", name, "--center", "origin", "--radius", "1e6", "--epsilon", "1")
+    assert_one_line_error(res, "radius=1000000.0", "not finite in float64")

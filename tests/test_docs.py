@@ -65,7 +65,7 @@ def test_api_page_documents_the_public_api(built_site):
                "manifold_dp.privacy.Certificate", "manifold_dp.privacy.RadiusSelection",
                "manifold_dp.PrivacyAccountant.charge", "manifold_dp.PrivacyAccountant.spent",
                "manifold_dp.manifolds.Manifold.clip_to_ball", "manifold_dp.manifolds.Manifold.norm",
-               "manifold_dp.manifolds.Manifold.check_point", "manifold_dp.privacy.tangent_pca.private_tangent_pca",
+               "manifold_dp.manifolds.Manifold.check_point", "manifold_dp.privacy.tangent_pca.TangentPCARelease",
                "manifold_dp.estimators.PrivateFrechetMean", "manifold_dp.estimators.PrivateTangentPCA",
                "manifold_dp.estimators.PrivateMDM", "manifold_dp.audit.audit", "manifold_dp.audit.Scenario"]
     missing = [name for name in wanted if name not in documented]

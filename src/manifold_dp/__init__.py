@@ -19,6 +19,7 @@ from .privacy import (
     private_frechet_variance,
 )
 from .privacy.median import private_frechet_median
+from .privacy.tangent_pca import private_tangent_pca
 from .stats import CurvatureAssumptionError, frechet_mean
 
 __version__ = "0.1.0"
@@ -26,7 +27,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Euclidean", "Sphere", "Hyperbolic", "SPDAffineInvariant", "SPDLogEuclidean", "KendallShape2D", "SO3",
     "frechet_mean", "CurvatureAssumptionError",
-    "private_frechet_mean", "private_frechet_variance", "private_frechet_median", "PrivateRelease", "frechet_mean_sensitivity",
+    "private_frechet_mean", "private_frechet_variance", "private_frechet_median", "private_tangent_pca", "PrivateRelease",
+    "frechet_mean_sensitivity",
     "AutoRadius", "AutoCenter", "RecordsWarning", "ReleaseWarning", "InvalidRecordsError",
     "RiemannianLaplace", "KNormGradient", "TangentGaussian", "PrivacyAccountant",
 ]

@@ -91,6 +91,9 @@ def cmd_release(args: argparse.Namespace) -> None:
     center = parse_center(args.center, manifold, *_center_reader(args, manifold))
     radius = args.radius
     if radius == "auto":
+        for option, value in (("--radius-quantile", args.radius_quantile), ("--radius-budget", args.radius_budget)):
+            if not 0.0 < value < 1.0:  # NaN too
+                raise CliError(f"{option} must be a number in (0, 1), got {value!r}")
         radius = AutoRadius(quantile=args.radius_quantile, budget=args.radius_budget)
     elif args.radius_quantile != AutoRadius.quantile or args.radius_budget != AutoRadius.budget:
         raise CliError("--radius-quantile and --radius-budget apply to --radius auto only")

@@ -493,7 +493,10 @@ class PrivateMDM(_PrivateEstimator, ClassNamePrefixFeaturesOutMixin, ClassifierM
     Parameters
     ----------
     manifold, center, radius, epsilon, delta, mechanism, bound, calibration, restrict, round_to
-        As for ``PrivateFrechetMean`` (one public ball for every class; ``radius`` a number).
+        As for ``PrivateFrechetMean``, except that the ball is public and shared by every class:
+        ``center`` a point (not ``"auto"``) and ``radius`` a number. For raw covariances (EEG) a
+        public reference matrix — the Riemannian mean of public trials or of another session —
+        makes a good centre; the identity or a multiple of it seldom does.
     accountant : PrivacyAccountant or None, default=None
         Charged once per ``fit`` (one class release's event: parallel composition), before the
         data are read; shared by clones.

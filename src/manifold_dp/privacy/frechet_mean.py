@@ -11,6 +11,7 @@ public or private radius, and a public or private centre (``center="auto"``,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,10 @@ def calibrate(manifold: Manifold, mechanism: str, *, n: int, center: Array, radi
                            "Euclidean mean of the embedded records in float64, its rounding in Δ_E")
     kind = "kng" if spec.perturbs == "gradient_field" else "laplace"
     sens, accuracy = mean_sensitivity(manifold, kind, n=n, center=center, radius=radius, bound=bound)
+    if not math.isfinite(sens):
+        raise ValueError(f"radius={radius!r}: the mean's sensitivity bound at this radius (with the geometry's "
+                         f"float error there) is not finite in float64 on {manifold!r}; give a radius about the records' "
+                         "distance from the centre (manifold-dp plan compares radii)")
     meas = spec.measure(manifold, sens, **footing)
     return Calibration(meas, accuracy, _bound_name(manifold, radius, bound, kind),
                        _optimisation_note(manifold, radius, accuracy, n))

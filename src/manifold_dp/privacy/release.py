@@ -240,7 +240,7 @@ def warn_if_mostly_noise(manifold: Manifold, statistic: Statistic, measurement: 
         _warn(f"{what} exceeds {where}: the release is mostly noise. The scale falls like 1/(n·epsilon) "
               f"(n = {n}, epsilon = {measurement.epsilon:g}"
               + (f", this stage's share of the total {total_epsilon:g}" if total_epsilon is not None else "")
-              + f"): increase epsilon or n about {noise / room:.2g}-fold"
+              + f"): n·epsilon must grow at least {noise / room:.3g}-fold for the noise to fall to that size"
               + advice, ReleaseWarning)
 
 

@@ -368,8 +368,9 @@ def _warn_if_moment_mostly_noise(sigma: float, clip_norm: float, dim: int, n: in
     if noise > clip_norm**2:
         _warn(f"the second moment's noise (spectral norm ≈ 2σ√dim = {noise:.3g}) exceeds C² = {clip_norm**2:.3g}, the "
               f"largest variance the clipped records allow: the components are mostly noise. σ falls like 1/(n·epsilon) "
-              f"(n = {n}, epsilon = {epsilon:g} for the second moment): increase epsilon or n about "
-              f"{noise / clip_norm**2:.2g}-fold", ReleaseWarning)
+              f"(n = {n}, epsilon = {epsilon:g} for the second moment): n·epsilon must grow at least "
+              f"{noise / clip_norm**2:.3g}-fold for the noise to fall to C², and more for it to fall below the records' "
+              "own variances, which may be far smaller than C²", ReleaseWarning)
 
 
 def _certificate(p: PublicParams, mean_certificate: Certificate, gauss: AnalyzeGauss, events: list[Any], k: int,
