@@ -103,6 +103,45 @@ def test_release_each_manifold(run, tmp_path, manifold, mechanism, extra):
     assert "value" in out and out["certificate"]["epsilon"] == 2.0
 
 
+@pytest.mark.parametrize("statistic,extra", [("variance", ()), ("median", ()),
+                                             ("tangent-pca", ("--delta", "1e-6", "--components", "2"))])
+def test_release_other_statistics_equal_the_api(run, sphere_npy, statistic, extra):
+    """--statistic variance / median / tangent-pca: the same value as the library's function with the
+    same seed, and its certificate."""
+    from manifold_dp import Sphere, private_frechet_median, private_frechet_variance, private_tangent_pca
+
+    res = release(run, sphere_npy, "sphere", "--center", "origin", "--radius", "0.4", "--epsilon", "1", "--seed", "5",
+                  "--statistic", statistic, *extra)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    S, X = Sphere(2), np.load(sphere_npy)
+    kw = dict(center=S.origin, radius=0.4, epsilon=1.0, rng=5)
+    if statistic == "variance":
+        assert out["value"] == private_frechet_variance(X, S, **kw).value
+        assert out["certificate"]["statistic"] == "frechet_variance"
+    elif statistic == "median":
+        assert out["value"] == private_frechet_median(X, S, **kw).point.tolist()
+        assert out["certificate"]["mechanism"] == "kng"
+    else:
+        rel = private_tangent_pca(X, S, delta=1e-6, n_components=2, **kw)
+        assert out["mean"] == rel.mean.tolist() and out["components"] == rel.components.tolist()
+        assert out["explained_variance"] == rel.explained_variance.tolist()
+        assert out["certificate"]["n_components"] == 2
+
+
+@pytest.mark.parametrize("extra,fragment", [
+    (("--statistic", "variance", "--center", "auto"), "--center auto (the private ball) is the mean's"),
+    (("--statistic", "median", "--center", "origin", "--radius", "auto"), "--radius auto applies to --statistic mean"),
+    (("--statistic", "tangent-pca", "--center", "origin", "--radius", "0.4", "--delta", "1e-6"),
+     "--components K is required by --statistic tangent-pca"),
+    (("--statistic", "tangent-pca", "--center", "origin", "--radius", "0.4", "--components", "1"), "give --delta"),
+    (("--center", "origin", "--radius", "0.4", "--components", "1"), "applies to it only"),
+    (("--statistic", "variance", "--center", "origin", "--radius", "0.4", "--mechanism", "kng", "--bound", "rauch"),
+     "--mechanism, --bound applies to --statistic mean")])
+def test_statistic_options_are_refused_where_they_do_not_apply(run, sphere_npy, extra, fragment):
+    assert_one_line_error(release(run, sphere_npy, "sphere", "--epsilon", "1", *extra), fragment)
+
+
 def test_release_writes_nothing_on_error(run, tmp_path):
     np.save(tmp_path / "x.npy", sphere_cap(10, rng=1))
     res = release(run, tmp_path / "x.npy", "sphere", "--center", "origin", "--radius", "0.4", "--epsilon", "-1",
@@ -154,7 +193,7 @@ def test_every_option_has_help_and_shows_its_default():
             checked += 1
     assert checked >= 22
     release_help = " ".join(subparsers(cli.parser())["release"].format_help().split())
-    for shown in ("(default: laplace)", "(default: tight)", "(default: analytic)", "(default: auto)",
+    for shown in ("(default: laplace;", "(default: tight)", "(default: analytic)", "(default: auto)",
                   "(default: fresh OS entropy)", "(default: stdout)", "(default: 1)", "(default: none, pure ε-DP)"):
         assert shown in release_help
 

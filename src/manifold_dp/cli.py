@@ -45,11 +45,14 @@ from ._typing import Array
 from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .manifolds import REGISTRY
 from .manifolds.base import Manifold
+from .privacy.frechet_variance import private_frechet_variance
 from .privacy.mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .privacy.mechanism_specs import MECHANISMS as MECHANISM_SPECS
+from .privacy.median import private_frechet_median
 from .privacy.planning import auto_ball_summary, format_plan, plan_table, steep_radius
 from .privacy.radius_selection import AutoRadius
 from .privacy.release import RecordsWarning, ReleaseWarning, private_frechet_mean, validate_center
+from .privacy.tangent_pca import private_tangent_pca
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
 
@@ -58,6 +61,7 @@ EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch", "pyriemann")  # import nam
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
 MECHANISMS = MECHANISM_NAMES  # the registry's (privacy.mechanism_specs)
+STATISTICS = ("mean", "variance", "median", "tangent-pca")
 DELTA_MECHANISMS = GAUSSIAN_MECHANISMS  # (ε, δ)-DP: they need --delta
 # Errors the library raises on bad parameters or numerical failure; their messages quote
 # parameters only, never data (docs/security.md, STYLE §6), so they are printed as they are.
@@ -73,6 +77,7 @@ NEGATIVE_VALUE = re.compile(rf"^-{_NUMBER}(?:\s*,\s*[-+]?{_NUMBER})*$")
 def cmd_release(args: argparse.Namespace) -> None:
     size = _explicit_size(args)
     _check_record_options(args, size)
+    _check_statistic_options(args)
     if args.radius is None and args.center.strip() != "auto":
         raise CliError("--radius is required with a given --center (a number, or 'auto'); only --center auto "
                        "chooses the radius privately by itself")
@@ -97,21 +102,80 @@ def cmd_release(args: argparse.Namespace) -> None:
         radius = AutoRadius(quantile=args.radius_quantile, budget=args.radius_budget)
     elif args.radius_quantile != AutoRadius.quantile or args.radius_budget != AutoRadius.budget:
         raise CliError("--radius-quantile and --radius-budget apply to --radius auto only")
-    rel = private_frechet_mean(records, manifold, center=center, radius=radius, epsilon=args.epsilon,
-                               delta=args.delta, mechanism=args.mechanism, bound=args.bound,
-                               calibration=args.calibration, restrict=args.restrict, round_to=args.round_to,
-                               strict=args.strict, rng=args.seed)
-    value = manifold.to_user(rel.point)
-    shown = unit_to_latlon(value) if args.input == "latlon" else value
-    if args.format == "summary":
-        text = f"value{' (latitude, longitude)' if args.input == 'latlon' else ''}: " \
-               f"{json.dumps(np.asarray(shown).tolist())}\n{rel.summary()}"
+    if args.statistic == "tangent-pca":
+        text = _tangent_pca_text(args, records, manifold, center, radius)
     else:
-        text = rel.to_json(value=shown, indent=2)
+        text = _release_text(args, records, manifold, center, radius)
     if output is not None:
         write_atomically(output, text + "\n")
     else:
         print(text)
+
+
+def _release_text(args: argparse.Namespace, records: Any, manifold: Manifold, center: Any, radius: Any) -> str:
+    """A mean, variance or median released, as JSON or a summary."""
+    common = dict(center=center, radius=radius, epsilon=args.epsilon, round_to=args.round_to, strict=args.strict,
+                  rng=args.seed)
+    if args.statistic == "variance":
+        rel = private_frechet_variance(records, manifold, **common)
+    elif args.statistic == "median":
+        rel = private_frechet_median(records, manifold, **common)
+    else:
+        rel = private_frechet_mean(records, manifold, delta=args.delta, mechanism=args.mechanism or "laplace",
+                                   bound=args.bound, calibration=args.calibration, restrict=args.restrict, **common)
+    if args.statistic == "variance":
+        shown: Any = float(rel.value)
+    else:
+        value = manifold.to_user(rel.point)
+        shown = unit_to_latlon(value) if args.input == "latlon" else value
+    if args.format == "summary":
+        return f"value{' (latitude, longitude)' if args.input == 'latlon' and args.statistic != 'variance' else ''}: " \
+               f"{json.dumps(np.asarray(shown).tolist())}\n{rel.summary()}"
+    return rel.to_json(value=shown, indent=2)
+
+
+def _tangent_pca_text(args: argparse.Namespace, records: Any, manifold: Manifold, center: Any, radius: Any) -> str:
+    """A private tangent PCA (``private_tangent_pca``): the mean, the components at it (in the
+    manifold's layout) and their variances, as JSON or a summary."""
+    rel = private_tangent_pca(records, manifold, center=center, radius=radius, epsilon=args.epsilon, delta=args.delta,
+                              n_components=args.components, mean_mechanism=args.mechanism or "auto",
+                              calibration=args.calibration, strict=args.strict, rng=args.seed)
+    mean = manifold.to_user(rel.mean)
+    out = {"mean": _jsonable(unit_to_latlon(mean) if args.input == "latlon" else mean),
+           "components": _jsonable(rel.components),
+           "explained_variance": np.asarray(rel.explained_variance).tolist()}
+    if args.format == "summary":
+        return "\n".join(f"{key}: {json.dumps(value)}" for key, value in out.items()) + "\n" + rel.certificate.summary()
+    return json.dumps({**out, "certificate": rel.certificate.to_dict()}, indent=2)
+
+
+def _jsonable(values: Any) -> Any:
+    """An array as nested lists; a complex one (Kendall tangent vectors) as ``{"real", "imag"}``."""
+    v = np.asarray(values)
+    return {"real": v.real.tolist(), "imag": v.imag.tolist()} if np.iscomplexobj(v) else v.tolist()
+
+
+def _check_statistic_options(args: argparse.Namespace) -> None:
+    """Options that apply to some statistics only, refused elsewhere before reading the data."""
+    statistic = args.statistic
+    if statistic != "mean" and args.center.strip() == "auto":
+        raise CliError(f"--center auto (the private ball) is the mean's; for --statistic {statistic} release the "
+                       "mean with --center auto first and pass its value as --center (that reuse is post-processing; "
+                       "the two epsilons add up)")
+    if statistic in ("median", "tangent-pca") and args.radius == "auto":
+        raise CliError(f"--radius auto applies to --statistic mean or variance; give --statistic {statistic} a number")
+    if (args.components is not None) != (statistic == "tangent-pca"):
+        raise CliError("--components K is required by --statistic tangent-pca, and applies to it only")
+    if statistic == "tangent-pca" and args.delta is None:
+        raise CliError("--statistic tangent-pca is (epsilon, delta)-DP (its second moment is a Gaussian mechanism): "
+                       "give --delta, a number in (0, 1) well below 1/n (1e-6 is usual)")
+    if statistic in ("variance", "median"):
+        given = [option for option, value, default in (
+            ("--mechanism", args.mechanism, None), ("--delta", args.delta, None), ("--bound", args.bound, "tight"),
+            ("--calibration", args.calibration, "analytic"), ("--restrict", args.restrict, False)) if value != default]
+        if given:
+            raise CliError(f"{', '.join(given)} applies to --statistic mean (and tangent-pca) only; the {statistic} "
+                           "has its own mechanism (docs/statistics.md)")
 
 
 def _check_record_options(args: argparse.Namespace, size: int | None) -> None:
@@ -400,8 +464,10 @@ def parser() -> argparse.ArgumentParser:
                                "141 stdout closed early (e.g. by head).")
     p.add_argument("--version", action="version", version=f"manifold-dp {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    r = sub.add_parser("release", help="release a private Fréchet mean of the records in a file",
-                       description="Release an ε-DP (or (ε, δ)-DP) Fréchet mean of the records in a file.",
+    r = sub.add_parser("release", help="release a private Fréchet mean (or variance, median, tangent PCA) of the "
+                                       "records in a file",
+                       description="Release an ε-DP (or (ε, δ)-DP) Fréchet mean of the records in a file "
+                                   "(--statistic: or their variance, median or tangent PCA).",
                        epilog=RELEASE_EPILOG, formatter_class=_HelpFormatter)
     _release_arguments(r)
     r.set_defaults(func=cmd_release)
@@ -537,8 +603,9 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--epsilon", required=True, type=float, help="privacy loss ε > 0: smaller is more private, noisier")
     r.add_argument("--delta", type=float, help="δ in (0, 1) of (ε, δ)-DP, needed by "
                    f"{' and '.join(DELTA_MECHANISMS)} (default: none, pure ε-DP)")
-    r.add_argument("--mechanism", default="laplace", choices=(*MECHANISMS, "auto"),
-                   help="how the noise is added; which manifolds each supports: manifold-dp mechanisms. 'auto': the "
+    r.add_argument("--mechanism", default=None, choices=(*MECHANISMS, "auto"),
+                   help="how the noise is added (default: laplace; for tangent-pca's mean, auto); which manifolds each "
+                        "supports: manifold-dp mechanisms. 'auto': the "
                         "one with the smallest expected noise distance at the public n, radius, epsilon and delta "
                         "(--radius auto: at four radii of its public grid; --center auto: the whole private balls "
                         "compared, the one whose expected error is never far from the best at any spread of the data; "
@@ -558,6 +625,13 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--seed", type=SEED, help="seed for reproducible noise, for testing only: anyone who knows it can "
                    "subtract the noise (default: fresh OS entropy)")
     r.add_argument("--output", help="write the JSON to this file, whole or not at all (default: stdout)")
+    r.add_argument("--statistic", default="mean", choices=STATISTICS,
+                   help="what to release: the Fréchet 'mean' (every mechanism), 'variance' (Laplace on the real line), "
+                        "'median' (the K-norm gradient mechanism) or 'tangent-pca' (a private mean, then the principal "
+                        "directions of the records' tangent vectors at it; needs --delta and --components). See "
+                        "docs/statistics.md and docs/pipelines.md")
+    r.add_argument("--components", type=_integer_at_least(1), metavar="K",
+                   help="--statistic tangent-pca: how many principal directions to release")
     r.add_argument("--format", default="json", choices=("json", "summary"),
                    help="'json': the value and the whole certificate; 'summary': the value on one line, then the "
                         "certificate's summary (what ran, its guarantee and theorem, every stage)")

@@ -172,7 +172,8 @@ class TangentPCACertificate(JsonRecord):
     def summary(self) -> str:
         sm = self.second_moment
         return "\n".join([
-            f"private tangent PCA: ({self.epsilon:g}, {self.delta:g})-DP, {self.n_components} components on {self.manifold}, "
+            f"private tangent PCA: ({self.epsilon:g}, {self.delta:g})-DP, {self.n_components} "
+            f"component{'s' if self.n_components != 1 else ''} on {self.manifold}, "
             f"n = {self.n}; accountant: ε = {self.composed_epsilon:.6g} at δ = {self.delta:g}",
             f"  composition: {self.composition}",
             "  mean: " + self.mean.summary().replace("\n", "\n  "),
