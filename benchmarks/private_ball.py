@@ -103,7 +103,8 @@ def one_case(args):
 def _predicted_auto(M, n, eps, delta, rounds, spread):
     """``mechanism="auto"``'s expected error ratio before the data: its pipeline's ``a·√(P² + Q²s²)``
     (``planning.choose_ball_mechanism``), or where the radius is the public fallback its release's
-    noise there (``private_ball.expected_fallback``), over the oracle's ``mechanism="auto"``
+    expected error there (``private_ball.expected_fallback``: its noise, and ``E1`` beyond the
+    ball), over the oracle's ``mechanism="auto"``
     expected noise distance at radius ``s`` (the cluster's median 0.9-quantile spread)."""
     from manifold_dp.privacy.ball_first_stage import first_stage
     from manifold_dp.privacy.mechanism_specs import GAUSSIAN_MECHANISMS
@@ -116,8 +117,8 @@ def _predicted_auto(M, n, eps, delta, rounds, spread):
     best = min(c.expected_distance for c in oracle.candidates if c.ok)
     gaussian = chosen in GAUSSIAN_MECHANISMS
     fallback = expected_fallback(M, n=n, epsilon=eps, delta=delta if gaussian else None, mechanism=chosen, auto=auto)
-    if fallback is not None:  # the public fallback radius: its release's noise, whatever the spread
-        return fallback.noise / best
+    if fallback is not None:  # the public fallback radius: its release's noise, whatever the spread, or E1 beyond it
+        return fallback.error / best
     grid = ball_grid(M, first_stage(M, 1, 1.0, None))
     r = float(np.sqrt(grid[0] * grid[-1]))
     P, Q = expected_auto_ball(M, n=n, epsilon=eps, delta=delta, gaussian=gaussian, auto=auto).limits

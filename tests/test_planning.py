@@ -497,3 +497,8 @@ def test_summary_gives_the_fallback_radius_and_its_noise_where_the_radius_stage_
     assert f"public fallback radius {fb.radius:.3g}" in text and f"errs about {fb.noise:.3g}" in text
     assert "times a release in a ball of radius s" not in text
     assert "public fallback radius" not in auto_ball_summary(M, n=1000, epsilon=1.0)
+    H = Hyperbolic(10)  # every candidate's release mostly noise: the smallest, and the centre's error
+    fb = expected_fallback(H, n=20, epsilon=0.1)
+    assert fb is not None and not fb.useful and fb.error > fb.centre_error - fb.radius > 0
+    assert "the smallest candidate" in auto_ball_summary(H, n=20, epsilon=0.1) and f"about {fb.error:.3g}" in \
+        auto_ball_summary(H, n=20, epsilon=0.1)

@@ -684,7 +684,10 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
             f"has the public fallback radius {fb.radius:.3g} whatever the records' spread: with {shown}, where the "
             f"records lie within it of the private centre, it errs about {fb.noise:.3g} (its noise there; the records' "
             f"spread and E1 decide only whether they fit), and more where they do not (they are clipped). More "
-            f"records or epsilon let the radius stage fit the ball to the records.")
+            f"records or epsilon let the radius stage fit the ball to the records." if fb.useful else
+            f"has the public fallback radius {fb.radius:.3g}, the smallest candidate (with {shown} every candidate's "
+            f"release is mostly noise at this n·epsilon): the release stays near the private centre and errs about "
+            f"as much as it, about {fb.error:.3g}.")
         lines.append(f"center='auto' ({kind} first stage in D = {e.dimension}{share}{fallback}): the "
                      f"private centre errs about E1 = {e.centre_error:.3g}.{swamped} {release} {expect}")
     if choice is None:

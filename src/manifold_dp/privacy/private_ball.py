@@ -768,12 +768,20 @@ def _candidates(manifold: Manifold, p: PublicParams, grid: ArrayLike, epsilon: f
 @dataclass(frozen=True)
 class FallbackRelease:
     """The release of ``center="auto"`` where ``n·ε`` is too small for the radius stage: its public
-    ``radius`` and the expected noise distance of its release there (``noise``, at the release's
-    share of ε and δ)."""
+    ``radius``, the expected noise distance of its release there (``noise``, at the release's
+    share of ε and δ) and the first stage's expected error ``centre_error`` (``E1``)."""
 
     radius: float
     noise: float
     useful: bool  # noise ≤ radius: the largest such candidate (else the smallest candidate)
+    centre_error: float
+
+    @property
+    def error(self) -> float:
+        """The release's expected error: its noise, and the part of ``E1`` the ball cannot reach,
+        ``√(noise² + max(0, E1 − radius)²)`` (records within the ball: the noise alone; a ball
+        smaller than the centre's error: the release stays near the centre)."""
+        return math.hypot(self.noise, max(0.0, self.centre_error - self.radius))
 
 
 def expected_fallback(manifold: Manifold, *, n: int, epsilon: float, delta: float | None = None,
@@ -783,7 +791,8 @@ def expected_fallback(manifold: Manifold, *, n: int, epsilon: float, delta: floa
     (small ``n·ε``), that radius and its release's expected noise distance, as
     ``plan_private_ball`` sets them up; ``None`` where the radius stage runs. Public values only.
     With records within the fallback radius of the private centre the release errs about
-    ``noise``, whatever their spread (its ball is not fitted to them)."""
+    ``noise``, whatever their spread (its ball is not fitted to them); with a ball smaller than
+    the centre's error, about that error (``FallbackRelease.error``)."""
     from . import release as rel
 
     ac = AutoCenter() if auto is None else auto
@@ -805,7 +814,8 @@ def expected_fallback(manifold: Manifold, *, n: int, epsilon: float, delta: floa
         return None
     j = fallback_index(manifold, kept, [cal[0] for cal in cals])
     noise = float(rel.expected_noise_distance(manifold, cals[j][0].measurement))
-    return FallbackRelease(kept[j], noise, noise <= kept[j])
+    centre = _expectation(manifold, ac, budget, n, epsilon, delta if gaussian else None, calibration).centre_error
+    return FallbackRelease(kept[j], noise, noise <= kept[j], centre)
 
 
 def _release_record(name: str, cal: Calibration, radius: float) -> BallStage:
