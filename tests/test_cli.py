@@ -137,7 +137,9 @@ def test_release_other_statistics_equal_the_api(run, sphere_npy, statistic, extr
     (("--statistic", "tangent-pca", "--center", "origin", "--radius", "0.4", "--components", "1"), "give --delta"),
     (("--center", "origin", "--radius", "0.4", "--components", "1"), "applies to it only"),
     (("--statistic", "variance", "--center", "origin", "--radius", "0.4", "--mechanism", "kng", "--bound", "rauch"),
-     "--mechanism, --bound applies to --statistic mean")])
+     "--mechanism, --bound does not apply to --statistic variance"),
+    (("--statistic", "tangent-pca", "--center", "origin", "--radius", "0.4", "--delta", "1e-6", "--components", "1",
+      "--restrict", "--round-to", "0.01"), "--restrict, --round-to does not apply to --statistic tangent-pca")])
 def test_statistic_options_are_refused_where_they_do_not_apply(run, sphere_npy, extra, fragment):
     assert_one_line_error(release(run, sphere_npy, "sphere", "--epsilon", "1", *extra), fragment)
 

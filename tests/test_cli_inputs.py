@@ -282,10 +282,11 @@ def test_summary_format_gives_the_value_and_the_certificate_summary(run, cap_csv
 
 
 @pytest.mark.parametrize("option,value", [("--radius-budget", "1.5"), ("--radius-quantile", "nan"),
-                                          ("--radius-budget", "0")])
-def test_radius_auto_options_are_named_as_typed(run, cap_csv, option, value):
-    res = release(run, cap_csv, "--manifold", "sphere", "--center", "origin", "--radius", "auto", "--epsilon", "1",
-                  option, value)
+                                          ("--radius-budget", "0"), ("--radius-budget", "1")])
+def test_radius_auto_options_are_named_as_typed(run, tmp_path, option, value):
+    """Refused by the option's name before the data are read (the file does not exist)."""
+    res = release(run, tmp_path / "missing.csv", "--manifold", "sphere", "--center", "origin", "--radius", "auto",
+                  "--epsilon", "1", option, value)
     assert_one_line_error(res, f"{option} must be a number in (0, 1), got")
     assert "AutoRadius" not in res.stderr
 

@@ -186,7 +186,7 @@ def test_mostly_noise_warning_fires_when_the_noise_exceeds_the_ball():
     rel, record = caught(lambda: private_frechet_mean(X, s, center=s.origin, radius=0.4, epsilon=0.05, rng=13))
     (msg,) = [m for m in of(record, ReleaseWarning) if "mostly noise" in m]
     assert expected_noise_distance(s, _measurement(rel)) > 0.4
-    assert "n = 5" in msg and "epsilon = 0.05" in msg and "increase epsilon or n" in msg
+    assert "n = 5" in msg and "epsilon = 0.05" in msg and "n·epsilon must grow at least" in msg
 
 
 def test_mostly_noise_warning_is_silent_on_a_normal_release():

@@ -139,20 +139,22 @@ def test_prepare_records_equals_the_old_unchunked_preparation(m, monkeypatch):
 def test_spd_prepared_distances_are_the_distances_of_the_prepared_records(m, monkeypatch):
     """The fused distances of ``record_distances`` (one decomposition per record) against the
     generic path (prepare at the cap, then ``dist``): the same within rounding, invalid records
-    (NaN, 1e308·I, not positive definite, not symmetric) at 0, the far ones at the cap."""
+    (NaN, 1e308·I, not positive definite, not symmetric, also at 1e200) at 0, the far ones at the cap."""
     rng = np.random.default_rng(4)
     X = eigen_spd(60, 4, r=0.8, rng=rng)
     X[3] = np.nan
     X[9] = 1e308 * np.eye(4)
     X[11] = -np.eye(4)
     X[13, 0, 1] += 0.5
+    X[15] = 1e200 * (np.eye(4) + np.triu(np.ones((4, 4)), 1))  # not symmetric: its unscaled norms would overflow
     X[20] = 30.0 * X[20]  # far: beyond the cap
     center, cap = eigen_spd(1, 4, r=0.2, rng=rng)[0], 1.5
     fused = release.record_distances(m, X, center, cap=cap)
     monkeypatch.setattr(type(m), "prepared_distances", lambda self, *a: None)
     generic = release.record_distances(m, X, center, cap=cap)
     assert fused.shape == (60,) and np.max(np.abs(fused - generic)) < 1e-12
-    assert np.all(fused[[3, 9, 11, 13]] == 0.0) and fused[20] == cap
+    assert np.all(fused[[3, 9, 11, 13, 15]] == 0.0) and fused[20] == cap
+    assert not m.belongs(X[15]) and release.prepare_records(m, X[15:16], center, cap)[1].off_manifold == 1
 
 
 @pytest.mark.parametrize("m,radius", [(Sphere(2), np.pi / 8), (Sphere(4), 0.7), (Hyperbolic(2), 2.0),

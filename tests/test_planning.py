@@ -494,7 +494,7 @@ def test_summary_gives_the_fallback_radius_and_its_noise_where_the_radius_stage_
     fb = expected_fallback(M, n=100, epsilon=1.0, mechanism="laplace")
     assert fb is not None
     text = auto_ball_summary(M, n=100, epsilon=1.0)
-    assert f"public fallback radius {fb.radius:.3g}" in text and f"errs about {fb.noise:.3g}" in text
+    assert f"public fallback radius {fb.radius:.3g}" in text and f"errs at most about {fb.noise:.3g}" in text
     assert "times a release in a ball of radius s" not in text
     assert "public fallback radius" not in auto_ball_summary(M, n=1000, epsilon=1.0)
     H = Hyperbolic(10)  # every candidate's release mostly noise: the smallest, and the centre's error

@@ -96,9 +96,6 @@ def cmd_release(args: argparse.Namespace) -> None:
     center = parse_center(args.center, manifold, *_center_reader(args, manifold))
     radius = args.radius
     if radius == "auto":
-        for option, value in (("--radius-quantile", args.radius_quantile), ("--radius-budget", args.radius_budget)):
-            if not 0.0 < value < 1.0:  # NaN too
-                raise CliError(f"{option} must be a number in (0, 1), got {value!r}")
         radius = AutoRadius(quantile=args.radius_quantile, budget=args.radius_budget)
     elif args.radius_quantile != AutoRadius.quantile or args.radius_budget != AutoRadius.budget:
         raise CliError("--radius-quantile and --radius-budget apply to --radius auto only")
@@ -158,6 +155,9 @@ def _jsonable(values: Any) -> Any:
 def _check_statistic_options(args: argparse.Namespace) -> None:
     """Options that apply to some statistics only, refused elsewhere before reading the data."""
     statistic = args.statistic
+    for option, value in (("--radius-quantile", args.radius_quantile), ("--radius-budget", args.radius_budget)):
+        if not 0.0 < value < 1.0:  # NaN too
+            raise CliError(f"{option} must be a number in (0, 1), got {value!r}")
     if statistic != "mean" and args.center.strip() == "auto":
         raise CliError(f"--center auto (the private ball) is the mean's; for --statistic {statistic} release the "
                        "mean with --center auto first and pass its value as --center (that reuse is post-processing; "
@@ -169,13 +169,15 @@ def _check_statistic_options(args: argparse.Namespace) -> None:
     if statistic == "tangent-pca" and args.delta is None:
         raise CliError("--statistic tangent-pca is (epsilon, delta)-DP (its second moment is a Gaussian mechanism): "
                        "give --delta, a number in (0, 1) well below 1/n (1e-6 is usual)")
-    if statistic in ("variance", "median"):
-        given = [option for option, value, default in (
-            ("--mechanism", args.mechanism, None), ("--delta", args.delta, None), ("--bound", args.bound, "tight"),
-            ("--calibration", args.calibration, "analytic"), ("--restrict", args.restrict, False)) if value != default]
-        if given:
-            raise CliError(f"{', '.join(given)} applies to --statistic mean (and tangent-pca) only; the {statistic} "
-                           "has its own mechanism (docs/statistics.md)")
+    options = (("--mechanism", args.mechanism, None), ("--delta", args.delta, None), ("--bound", args.bound, "tight"),
+               ("--calibration", args.calibration, "analytic"), ("--restrict", args.restrict, False),
+               ("--round-to", args.round_to, "auto"))
+    used = {"variance": ("--round-to",), "median": ("--round-to",),
+            "tangent-pca": ("--mechanism", "--delta", "--calibration")}.get(statistic)
+    given = [option for option, value, default in options if used is not None and option not in used and value != default]
+    if given:
+        raise CliError(f"{', '.join(given)} does not apply to --statistic {statistic} (docs/statistics.md, "
+                       "docs/pipelines.md)")
 
 
 def _check_record_options(args: argparse.Namespace, size: int | None) -> None:

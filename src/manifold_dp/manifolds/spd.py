@@ -96,6 +96,10 @@ class _SPD(SPDPasses, Manifold):
 
     @staticmethod
     def _symmetric(x, atol):
+        # on each matrix scaled by a power of two (exact) to entries at most 1: the norms of 1e200-sized
+        # matrices would overflow, and inf ≤ atol·inf would pass any of them as symmetric
+        with np.errstate(all="ignore"):
+            x = np.ldexp(x, -np.frexp(np.max(np.abs(x), axis=(-2, -1)))[1][..., None, None])
         scale = np.maximum(np.linalg.norm(x, axis=(-2, -1)), np.finfo(float).tiny)
         asym = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1))
         return asym <= atol * scale, f"not symmetric to relative tolerance {atol:g}"

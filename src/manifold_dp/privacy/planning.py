@@ -649,8 +649,8 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
     lines = []
     for gaussian in (False, True) if delta is not None else (False,):
         kind_names = [m for m in names if (m in GAUSSIAN_MECHANISMS) == gaussian]
-        shown = choice.mechanism if choice is not None and choice.mechanism in kind_names else \
-            (kind_names[0] if kind_names else None)
+        if choice is not None and choice.mechanism in kind_names:  # the chosen one first, then the others in order
+            kind_names.insert(0, kind_names.pop(kind_names.index(choice.mechanism)))
         try:
             e = expected_auto_ball(manifold, n=n, epsilon=epsilon, delta=delta, gaussian=gaussian, calibration=calibration)
         except (ValueError, ArithmeticError) as err:
@@ -668,9 +668,12 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
                    f"{e.release_share * epsilon:.3g}; the whole is (ε, δ)-DP), the release's μ {e.release_strength:.2f} "
                    "of a single release's with all of (ε, δ); it" if shared else f"The release, with {e.release_share:g} of ε,")
         centre = "E1" if e.rounds == 1 else f"the re-centring round's {e.round_error:.2g}·√(E1² + s²)"
-        fb = None if e.reliable or shown is None else expected_fallback(
-            manifold, n=n, epsilon=epsilon, delta=delta if gaussian else None, mechanism=shown, bound=bound,
-            calibration=calibration, restrict=restrict)
+        fb, shown = None, None
+        for shown in ([] if e.reliable else kind_names):  # the first mechanism of this kind the release would run
+            fb = expected_fallback(manifold, n=n, epsilon=epsilon, delta=delta if gaussian else None, mechanism=shown,
+                                   bound=bound, calibration=calibration, restrict=restrict)
+            if fb is not None:
+                break
         advice = ("E1 falls like 1/(n·ε) until it reaches the safe region's size; if you expect s < E1, ask for "
                   "AutoCenter(rounds=2) in Python (a re-centring round)." if e.rounds == 1 else
                   "Two rounds: the first stage works in a bounded chart, and a round at the private radius brings "
@@ -682,9 +685,10 @@ def auto_ball_summary(manifold: Manifold, *, n: int, epsilon: float, delta: floa
                   f"the true centre, with E = {centre}, for records of spread s (0.9-quantile distance to their mean): "
                   f"{ratios}. {advice}") if fb is None else (
             f"has the public fallback radius {fb.radius:.3g} whatever the records' spread: with {shown}, where the "
-            f"records lie within it of the private centre, it errs about {fb.noise:.3g} (its noise there; the records' "
-            f"spread and E1 decide only whether they fit), and more where they do not (they are clipped). More "
-            f"records or epsilon let the radius stage fit the ball to the records." if fb.useful else
+            f"records lie within it of the private centre, it errs at most about {fb.noise:.3g} (its noise there, "
+            f"calibrated at the safe region's worst point; the records' spread and E1 decide only whether they fit), "
+            f"and more where they do not (they are clipped). More records or epsilon let the radius stage fit the "
+            f"ball to the records." if fb.useful else
             f"has the public fallback radius {fb.radius:.3g}, the smallest candidate (with {shown} every candidate's "
             f"release is mostly noise at this n·epsilon): the release stays near the private centre and errs about "
             f"as much as it, about {fb.error:.3g}.")

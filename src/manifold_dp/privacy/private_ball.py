@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike
 
 from .._random import RngLike, as_generator
 from .._typing import Array, FloatArray
-from .._validation import _is_real, check_radius
+from .._validation import _is_real, check_delta, check_epsilon, check_n, check_radius
 from ..manifolds.base import Manifold
 from ..records import is_dask
 from . import radius_selection as _selection
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from .ball_first_stage import FirstStage
     from .release import Calibration, Plan, PrivateRelease
 
-__all__ = ["AutoCenter", "auto_center", "AutoBallExpectation", "expected_auto_ball",
+__all__ = ["AutoCenter", "auto_center", "AutoBallExpectation", "expected_auto_ball", "FallbackRelease", "expected_fallback",
            "BallPlan", "plan_private_ball", "ball_grid", "ball_log_weights", "fallback_index",
            "BALL_GRID_POINTS", "BALL_GRID_SPAN"]
 
@@ -769,7 +769,10 @@ def _candidates(manifold: Manifold, p: PublicParams, grid: ArrayLike, epsilon: f
 class FallbackRelease:
     """The release of ``center="auto"`` where ``n·ε`` is too small for the radius stage: its public
     ``radius``, the expected noise distance of its release there (``noise``, at the release's
-    share of ε and δ) and the first stage's expected error ``centre_error`` (``E1``)."""
+    share of ε and δ, calibrated at the safe region's worst point as the candidates are checked:
+    where the release's own calibration at the private centre depends on it — affine-invariant
+    and log-Euclidean SPD — the release's noise is at most this) and the first stage's expected
+    error ``centre_error`` (``E1``)."""
 
     radius: float
     noise: float
@@ -794,7 +797,14 @@ def expected_fallback(manifold: Manifold, *, n: int, epsilon: float, delta: floa
     ``noise``, whatever their spread (its ball is not fitted to them); with a ball smaller than
     the centre's error, about that error (``FallbackRelease.error``)."""
     from . import release as rel
+    from .mechanism_specs import MECHANISM_NAMES
 
+    if mechanism not in MECHANISM_NAMES:
+        raise ValueError(f"mechanism must be one of {', '.join(MECHANISM_NAMES)}, got {mechanism!r}")
+    n, epsilon = check_n(n), check_epsilon(epsilon)
+    if mechanism in rel.GAUSSIAN_MECHANISMS and delta is None:
+        raise ValueError(f"mechanism={mechanism!r} is (epsilon, delta)-DP: give delta")
+    delta = None if delta is None else check_delta(delta)
     ac = AutoCenter() if auto is None else auto
     probe = first_stage(manifold, 1, 1.0, None, ac.bound)
     grid = ball_grid(manifold, probe)

@@ -434,6 +434,7 @@ def record_distances(manifold: Manifold, X: ArrayLike, center: Array, cap: float
     if cap is not None:
         X = np.asarray(X)
         rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
+        rows = manifold.prepare_rows(rows, len(X), False)  # the blocks prepare_records takes
         parts = [manifold.prepared_distances(X[s:s + rows], center, cap) for s in range(0, len(X), rows)]
         if parts and all(p is not None for p in parts):
             return cast(FloatArray, np.concatenate(cast(list[FloatArray], parts)).astype(float, copy=False))
@@ -489,12 +490,12 @@ def warn_records(manifold: Manifold, counts: RecordCounts, radius: float) -> Non
              (counts.clipped, f"{counts.clipped} clipped into the ball of radius {radius:g} around the centre (they "
                               "lay outside it)")]
     message = f"of {counts.n} records, " + "; ".join(text for count, text in parts if count)
-    hint = f" ({manifold.points_hint})" if manifold.points_hint else ""
+    hint = f". On {manifold!r}, {manifold.points_hint}" if manifold.points_hint else ""
     if counts.replaced == counts.n:
         message += f". Every record was replaced: the release is the centre plus noise{hint}"
     elif counts.clipped + counts.replaced == counts.n:
         message += (". No valid record lay inside the ball: its centre is far from the records (a typed centre: "
-                    f"check its coordinates and signs{hint}), and the release stays within the ball, near the centre")
+                    f"check its coordinates and signs), and the release stays within the ball, near the centre{hint}")
     _warn(message + " [RecordsWarning: about your data, for your terminal only]", RecordsWarning,
           emit=bool(counts.replaced or counts.clipped))
 
