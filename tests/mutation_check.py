@@ -33,7 +33,7 @@ TESTS = ["tests/test_riemannian_gaussian.py", "tests/test_wrapped.py", "tests/te
          "tests/test_spread_constant.py", "tests/test_so3.py", "tests/test_median.py", "tests/test_minimal_space.py",
          "tests/test_hyperbolic_newton.py", "tests/test_profile_blocks.py",
          "tests/test_spd_matrix_free.py", "tests/test_dask.py", "tests/test_disk_cache.py",
-         "tests/test_kendall_embedding.py"]
+         "tests/test_kendall_embedding.py", "tests/test_passes_match_reference.py"]
 
 # name: (file, text, replacement, what the mutation breaks[, how many occurrences it replaces])
 MUTATIONS = {
@@ -72,6 +72,13 @@ MUTATIONS = {
                                                     "np.isfinite(np.asarray(X, float).reshape(n, -1)), axis=1).sum()),",
                                                     "radius='auto' with mechanism='auto': the choice reads how many "
                                                     "records are finite"),
+    "spd-distances-read-the-block": ("manifolds/kernels/spd_passes.py",
+                                     "            return cast(FloatArray, np.minimum(self._frame_distance(frame, u, log_w), cap))",
+                                     "            ok = decomposed[1]\n"
+                                     "            return cast(FloatArray, np.minimum(self._frame_distance(frame, u, log_w)\n"
+                                     "                                               * (1.0 + float(np.mean(~ok))), cap))",
+                                     "radius='auto' on SPD: a record's distance depends on the other records of its block "
+                                     "(the quantile count's sensitivity exceeds 1)"),
     "delta-warning-counts-finite-records": ("privacy/release.py", "        n = record_count(manifold, X)",
                                             "        n = int(np.all(np.isfinite(np.asarray(X, float).reshape(len(X), -1)), "
                                             "axis=1).sum())",

@@ -12,7 +12,15 @@ import pytest
 from scipy.stats import chisquare
 
 from conftest import MANIFOLDS
-from manifold_dp import Euclidean, Hyperbolic, SPDAffineInvariant, Sphere, private_frechet_mean, private_frechet_variance
+from manifold_dp import (
+    Euclidean,
+    Hyperbolic,
+    SPDAffineInvariant,
+    SPDLogEuclidean,
+    Sphere,
+    private_frechet_mean,
+    private_frechet_variance,
+)
 from manifold_dp.privacy import CERTIFICATE_SCHEMA, BudgetExceededError, PrivacyAccountant
 from manifold_dp.privacy.radius_selection import AutoRadius, default_grid, quantile_counts
 from manifold_dp.privacy.release import AutoPlan, ReleaseWarning, plan_release
@@ -442,3 +450,20 @@ def test_spd_acceptance_lower_bound_is_below_the_pilot_and_spares_it_at_small_si
 
     monkeypatch.setattr(spd_sampler, "spd_sampler_acceptance", no_pilot)  # where SPD_LOG_EIGEN.check_samplable reads it
     mechanisms.RiemannianLaplace(SPDAffineInvariant(16), 1e-3).check_samplable()
+
+
+@pytest.mark.parametrize("space", [SPDAffineInvariant(3), SPDLogEuclidean(3)], ids=repr)
+def test_record_distances_of_neighbours_differ_in_the_replaced_record_only(space):
+    """The quantile count has sensitivity 1 only if each record's distance depends on that record
+    alone: replacing one record (by NaN, a far or a non-positive-definite matrix) changes that
+    distance and no other, bit for bit."""
+    from manifold_dp.data import eigen_spd
+    from manifold_dp.privacy.release import record_distances
+
+    X = eigen_spd(300, 3, r=0.6, rng=3)
+    base = record_distances(space, X, np.eye(3), cap=2.0)
+    for bad in (np.full((3, 3), np.nan), 1e6 * np.eye(3), -np.eye(3)):
+        Y = X.copy()
+        Y[17] = bad
+        other = record_distances(space, Y, np.eye(3), cap=2.0)
+        assert np.array_equal(np.delete(other, 17), np.delete(base, 17))
