@@ -53,6 +53,26 @@ def test_log_is_tangent_and_dist_is_its_norm(manifold):
         assert np.allclose(np.conj(x) @ v.T, 0.0, atol=1e-10)
 
 
+def test_geodesics_minimise_up_to_the_declared_injectivity_radius_and_log_stays_within_it(manifold):
+    """Far from the base point: a geodesic ``t ↦ exp(x, t·v)`` is minimising (``dist = t``) for every
+    ``t`` below the declared injectivity radius (a radius declared too large makes ``r*``, and with it
+    every sensitivity bound, false), and ``log`` of any point, however far, has norm ``dist`` and at
+    most the injectivity radius (a ``log`` that does not wrap round would break ``dist = ‖log‖``)."""
+    rng = np.random.default_rng(31)
+    x = base_point(manifold, rng)
+    inj = float(manifold.injectivity_radius)
+    top = 0.98 * inj if np.isfinite(inj) else 4.0  # within float64's reach of any base point here
+    t = np.linspace(0.05, 1.0, N) * top
+    v = manifold.random_unit_tangent(x, size=N, rng=rng)
+    Y = manifold.exp(x, v * t.reshape((N,) + (1,) * len(manifold.point_shape)))
+    assert np.allclose(manifold.dist(x, Y), t, rtol=1e-6, atol=1e-9)
+    far = 3.0 * top if np.isfinite(inj) else top  # beyond the cut locus, where there is one
+    Z = manifold.exp(x, v * (np.linspace(0.1, 1.0, N) * far).reshape((N,) + (1,) * len(manifold.point_shape)))
+    d, w = manifold.dist(x, Z), manifold.log(x, Z)
+    assert np.allclose(manifold.norm(x, w), d, rtol=1e-6, atol=1e-9)
+    assert np.all(d <= inj * (1 + 1e-9) + 1e-9)
+
+
 def test_random_unit_tangent_has_unit_norm(manifold):
     rng = np.random.default_rng(4)
     x = base_point(manifold, rng)

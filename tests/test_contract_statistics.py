@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from manifold_dp import InvalidRecordsError, PrivacyAccountant, SPDAffineInvariant, Sphere
-from manifold_dp.privacy.release import STATISTICS, release_statistic
+from manifold_dp.privacy.mechanism_specs import MECHANISMS
+from manifold_dp.privacy.release import STATISTICS, plan_statistic, release_statistic
 
 SPACES = {"S2": Sphere(2), "SPD-AI2": SPDAffineInvariant(2)}
 
@@ -50,6 +51,39 @@ def test_a_hostile_neighbour_has_the_same_outcome_and_charge(name, space, kind):
     statistic, m = STATISTICS[name], SPACES[space]
     X = m.random_point(m.origin, 0.3, size=25, rng=1)
     assert _outcome(statistic, m, X) == _outcome(statistic, m, _hostile(m, X, kind))
+
+
+@pytest.mark.parametrize("name", sorted(STATISTICS))
+@pytest.mark.parametrize("space", sorted(SPACES))
+def test_the_value_moves_by_at_most_its_sensitivity(name, space):
+    """Where the mechanism's law is drawn around the statistic's value (``perturbs == "footpoint"``),
+    that value moves by at most the calibrated sensitivity between neighbours — every record at one
+    point of the ball's boundary, against one of them at the opposite side, at the centre, or
+    hostile. A statistic whose declared sensitivity is too small fails here by its registry line
+    alone (the law drawn around another field, as KNG's, is checked with its mechanism)."""
+    statistic, m = STATISTICS[name], SPACES[space]
+    mechanism = statistic.mechanisms[0]
+    if MECHANISMS[mechanism].perturbs != "footpoint":
+        pytest.skip(f"{mechanism} is not drawn around the statistic's value")
+    radius = 0.5
+    u = m.random_unit_tangent(m.origin, rng=2)
+    X = np.stack([m.exp(m.origin, radius * u)] * 25)  # every record at one point of the boundary
+    neighbours = [np.concatenate([[m.exp(m.origin, -radius * u)], X[1:]]), np.concatenate([[m.origin], X[1:]])]
+    neighbours += [_hostile(m, X, kind) for kind in ("nan", "huge", "off", "far")]
+
+    def plan(records):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return plan_statistic(statistic, np.asarray(records), m, center=m.origin, radius=radius, epsilon=1.0,
+                                  mechanism=mechanism)
+
+    base = plan(X)
+    for Y in neighbours:
+        other = plan(Y)
+        moved = float(base.manifold.dist(base._statistic, other._statistic))
+        assert moved <= base.calibration.sensitivity, (moved, base.calibration.sensitivity)
+    swap = float(base.manifold.dist(base._statistic, plan(neighbours[0])._statistic))
+    assert swap > 0.5 * base.calibration.sensitivity  # the neighbours come near the bound: halving it would fail
 
 
 @pytest.mark.parametrize("name", sorted(STATISTICS))

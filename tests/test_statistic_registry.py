@@ -49,7 +49,7 @@ def test_a_statistic_refuses_the_mechanisms_it_does_not_declare():
 
 
 def test_the_statistics_registry():
-    assert set(STATISTICS) == {"frechet_mean", "frechet_variance", "frechet_median"}
+    assert {"frechet_mean", "frechet_variance", "frechet_median"} <= set(STATISTICS)  # and any a new module adds
     assert all(isinstance(s, Statistic) and s.name == name for name, s in STATISTICS.items())
     assert all(set(s.mechanisms) <= set(MECHANISMS) for s in STATISTICS.values())
 
