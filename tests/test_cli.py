@@ -43,7 +43,7 @@ def fail_with(monkeypatch, error):
     """Make the release raise ``error`` (as the library would on a failure)."""
     def failing(*args, **kwargs):
         raise error
-    monkeypatch.setattr(cli, "private_frechet_mean", failing)
+    monkeypatch.setattr(cli, "release_statistic", failing)
 
 
 def subparsers(parser):
@@ -131,7 +131,7 @@ def test_release_other_statistics_equal_the_api(run, sphere_npy, statistic, extr
 
 @pytest.mark.parametrize("extra,fragment", [
     (("--statistic", "variance", "--center", "auto"), "--center auto (the private ball) is the mean's"),
-    (("--statistic", "median", "--center", "origin", "--radius", "auto"), "--radius auto applies to --statistic mean"),
+    (("--statistic", "median", "--center", "origin", "--radius", "auto"), "--radius auto does not apply to --statistic median"),
     (("--statistic", "tangent-pca", "--center", "origin", "--radius", "0.4", "--delta", "1e-6"),
      "--components K is required by --statistic tangent-pca"),
     (("--statistic", "tangent-pca", "--center", "origin", "--radius", "0.4", "--components", "1"), "give --delta"),
@@ -439,7 +439,7 @@ def test_a_failed_write_to_stdout_ends_quietly(run, monkeypatch, capsys):
 
 def test_numpy_and_library_warnings_become_one_line_each(run, monkeypatch, tmp_path):
     import warnings
-    real = cli.private_frechet_mean
+    real = cli.release_statistic
     np.save(tmp_path / "inside.npy", sphere_cap(30, radius=0.3, rng=1))  # no record to clip or replace
 
     def noisy(*args, **kwargs):
@@ -448,7 +448,7 @@ def test_numpy_and_library_warnings_become_one_line_each(run, monkeypatch, tmp_p
         warnings.warn("frechet_mean did not reach tol=1e-12\nin max_iter=10 steps", RuntimeWarning)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cli, "private_frechet_mean", noisy)
+    monkeypatch.setattr(cli, "release_statistic", noisy)
     res = run("release", tmp_path / "inside.npy", *SPHERE_ARGS, "--seed", "1")
     assert res.returncode == 0, res.stderr
     assert "value" in json.loads(res.stdout)
@@ -463,7 +463,7 @@ def test_warnings_are_dropped_when_the_release_fails(run, monkeypatch, sphere_np
         warnings.warn("frechet_mean did not reach tol", RuntimeWarning)
         raise RuntimeError("the Fréchet mean could not be certified to the required accuracy; nothing was released")
 
-    monkeypatch.setattr(cli, "private_frechet_mean", failing)
+    monkeypatch.setattr(cli, "release_statistic", failing)
     assert_one_line_error(run("release", sphere_npy, *SPHERE_ARGS), "could not be certified")
 
 

@@ -63,3 +63,17 @@ def test_public_functions_are_the_generic_release():
     generic = release_statistic(STATISTICS["frechet_variance"], X, S, rng=6, **kw)
     assert var.value == generic.value and isinstance(generic.value, float)
     assert generic.certificate.statistic == "frechet_variance"
+
+
+def test_the_command_line_offers_every_registered_statistic_with_a_name():
+    """``manifold-dp release --statistic`` reads the registry: each statistic with a ``cli_name`` is
+    a choice, released through ``release_statistic``; a median refuses ``radius="auto"`` there as in
+    Python (``radius_auto``)."""
+    from manifold_dp import cli
+
+    named = {s.cli_name for s in STATISTICS.values() if s.cli_name}
+    assert {"mean", "variance", "median"} <= named
+    assert set(cli.STATISTIC_CHOICES) == named | {"tangent-pca"}
+    with pytest.raises(ValueError, match="radius must be a number for frechet_median"):
+        release_statistic(STATISTICS["frechet_median"], X, S, center=S.origin, radius="auto", epsilon=1.0,
+                          mechanism="kng")

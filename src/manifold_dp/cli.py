@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import numpy as np
 
@@ -45,13 +45,17 @@ from ._typing import Array
 from ._validation import check_delta, check_epsilon, check_positive, check_radius
 from .manifolds import REGISTRY
 from .manifolds.base import Manifold
-from .privacy.frechet_variance import private_frechet_variance
 from .privacy.mechanism_specs import GAUSSIAN_MECHANISMS, MECHANISM_NAMES
 from .privacy.mechanism_specs import MECHANISMS as MECHANISM_SPECS
-from .privacy.median import private_frechet_median
 from .privacy.planning import auto_ball_summary, format_plan, plan_table, steep_radius
 from .privacy.radius_selection import AutoRadius
-from .privacy.release import RecordsWarning, ReleaseWarning, private_frechet_mean, validate_center
+from .privacy.release import (
+    STATISTICS,
+    RecordsWarning,
+    ReleaseWarning,
+    release_statistic,
+    validate_center,
+)
 from .privacy.tangent_pca import private_tangent_pca
 
 __all__ = ["main", "parser", "mechanism_support", "mechanism_table", "radius_help", "CliError", "LIBRARY_ERRORS"]
@@ -61,7 +65,9 @@ EXPERIMENT_EXTRAS = ("matplotlib", "sklearn", "ktch", "pyriemann")  # import nam
 EXTRAS_HINT = 'pip install "manifold_dp[experiments]"'
 MIN_AUDIT_SAMPLES = 100
 MECHANISMS = MECHANISM_NAMES  # the registry's (privacy.mechanism_specs)
-STATISTICS = ("mean", "variance", "median", "tangent-pca")
+# the statistics of the registry that have a command-line name, and tangent PCA (a pipeline of two releases)
+STATISTIC_BY_CLI_NAME = {s.cli_name: s for s in STATISTICS.values() if s.cli_name}
+STATISTIC_CHOICES = (*STATISTIC_BY_CLI_NAME, "tangent-pca")
 DELTA_MECHANISMS = GAUSSIAN_MECHANISMS  # (ε, δ)-DP: they need --delta
 # Errors the library raises on bad parameters or numerical failure; their messages quote
 # parameters only, never data (docs/security.md, STYLE §6), so they are printed as they are.
@@ -110,24 +116,20 @@ def cmd_release(args: argparse.Namespace) -> None:
 
 
 def _release_text(args: argparse.Namespace, records: Any, manifold: Manifold, center: Any, radius: Any) -> str:
-    """A mean, variance or median released, as JSON or a summary."""
-    common = dict(center=center, radius=radius, epsilon=args.epsilon, round_to=args.round_to, strict=args.strict,
-                  rng=args.seed)
-    if args.statistic == "variance":
-        rel = private_frechet_variance(records, manifold, **common)
-    elif args.statistic == "median":
-        rel = private_frechet_median(records, manifold, **common)
-    else:
-        rel = private_frechet_mean(records, manifold, delta=args.delta, mechanism=args.mechanism or "laplace",
-                                   bound=args.bound, calibration=args.calibration, restrict=args.restrict, **common)
-    if args.statistic == "variance":
-        shown: Any = float(rel.value)
-    else:
-        value = manifold.to_user(rel.point)
-        shown = unit_to_latlon(value) if args.input == "latlon" else value
+    """A statistic of the registry (``privacy.release.STATISTICS``, by its ``cli_name``) released
+    through ``release_statistic``, as JSON or a summary."""
+    statistic = STATISTIC_BY_CLI_NAME[args.statistic]
+    rel = release_statistic(statistic, records, manifold, center=center, radius=radius, epsilon=args.epsilon,
+                            delta=args.delta, mechanism=args.mechanism or statistic.mechanisms[0], bound=args.bound,
+                            calibration=args.calibration, restrict=args.restrict, round_to=args.round_to,
+                            strict=args.strict, rng=args.seed)
+    point = np.ndim(rel.value) > 0  # a point of the manifold, or a number (the variance)
+    value = manifold.to_user(rel.value) if point else float(rel.value)
+    latlon = point and args.input == "latlon"
+    shown = unit_to_latlon(cast(Array, value)) if latlon else value
     if args.format == "summary":
-        return f"value{' (latitude, longitude)' if args.input == 'latlon' and args.statistic != 'variance' else ''}: " \
-               f"{json.dumps(np.asarray(shown).tolist())}\n{rel.summary()}"
+        return f"value{' (latitude, longitude)' if latlon else ''}: {json.dumps(np.asarray(shown).tolist())}\n" \
+               f"{rel.summary()}"
     return rel.to_json(value=shown, indent=2)
 
 
@@ -155,15 +157,16 @@ def _jsonable(values: Any) -> Any:
 def _check_statistic_options(args: argparse.Namespace) -> None:
     """Options that apply to some statistics only, refused elsewhere before reading the data."""
     statistic = args.statistic
+    registered = STATISTIC_BY_CLI_NAME.get(statistic)  # None: tangent-pca, a pipeline of two releases
     for option, value in (("--radius-quantile", args.radius_quantile), ("--radius-budget", args.radius_budget)):
         if not 0.0 < value < 1.0:  # NaN too
             raise CliError(f"{option} must be a number in (0, 1), got {value!r}")
-    if statistic != "mean" and args.center.strip() == "auto":
+    if not (registered is not None and registered.private_ball) and args.center.strip() == "auto":
         raise CliError(f"--center auto (the private ball) is the mean's; for --statistic {statistic} release the "
                        "mean with --center auto first and pass its value as --center (that reuse is post-processing; "
                        "the two epsilons add up)")
-    if statistic in ("median", "tangent-pca") and args.radius == "auto":
-        raise CliError(f"--radius auto applies to --statistic mean or variance; give --statistic {statistic} a number")
+    if not (registered is not None and registered.radius_auto) and args.radius == "auto":
+        raise CliError(f"--radius auto does not apply to --statistic {statistic}: give a number")
     if (args.components is not None) != (statistic == "tangent-pca"):
         raise CliError("--components K is required by --statistic tangent-pca, and applies to it only")
     if statistic == "tangent-pca" and args.delta is None:
@@ -172,9 +175,12 @@ def _check_statistic_options(args: argparse.Namespace) -> None:
     options = (("--mechanism", args.mechanism, None), ("--delta", args.delta, None), ("--bound", args.bound, "tight"),
                ("--calibration", args.calibration, "analytic"), ("--restrict", args.restrict, False),
                ("--round-to", args.round_to, "auto"))
-    used = {"variance": ("--round-to",), "median": ("--round-to",),
-            "tangent-pca": ("--mechanism", "--delta", "--calibration")}.get(statistic)
-    given = [option for option, value, default in options if used is not None and option not in used and value != default]
+    if registered is None:
+        used = ("--mechanism", "--delta", "--calibration")
+    else:
+        used = ("--round-to", *(f"--{o}" for o in registered.options),
+                *(("--mechanism",) if len(registered.mechanisms) > 1 or registered.auto_mechanism else ()))
+    given = [option for option, value, default in options if option not in used and value != default]
     if given:
         raise CliError(f"{', '.join(given)} does not apply to --statistic {statistic} (docs/statistics.md, "
                        "docs/pipelines.md)")
@@ -627,7 +633,7 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--seed", type=SEED, help="seed for reproducible noise, for testing only: anyone who knows it can "
                    "subtract the noise (default: fresh OS entropy)")
     r.add_argument("--output", help="write the JSON to this file, whole or not at all (default: stdout)")
-    r.add_argument("--statistic", default="mean", choices=STATISTICS,
+    r.add_argument("--statistic", default="mean", choices=STATISTIC_CHOICES,
                    help="what to release: the Fréchet 'mean' (every mechanism), 'variance' (Laplace on the real line), "
                         "'median' (the K-norm gradient mechanism) or 'tangent-pca' (a private mean, then the principal "
                         "directions of the records' tangent vectors at it; needs --delta and --components). See "

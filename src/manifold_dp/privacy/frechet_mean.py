@@ -133,6 +133,8 @@ class FrechetMean(Statistic):
     mechanisms: tuple[str, ...] = MECHANISM_NAMES
     auto_mechanism: bool = True
     private_ball: bool = True
+    options: tuple[str, ...] = ("delta", "bound", "calibration", "restrict")
+    cli_name: str = "mean"
 
     def stages(self, manifold: Manifold, p: PublicParams, radius: float, epsilon: float,
                round_to: float | str | None, warn: bool = True) -> tuple[Calibration, float | None]:

@@ -56,6 +56,7 @@ class FrechetVariance(Statistic):
 
     name: str = "frechet_variance"
     mechanisms: tuple[str, ...] = ("laplace",)
+    cli_name: str = "variance"
     scale_power: float = 2.0  # V is at most r²: its noise per unit of the statistic's scale is σ/r²
 
     def stages(self, manifold: Manifold, p: PublicParams, radius: float, epsilon: float,

@@ -34,7 +34,6 @@ from .accounting import PrivacyAccountant
 from .float64_reach import check_ball
 from .mechanisms import _ball_draw, ball_sampler_applies, is_hadamard
 from .public import PublicParams
-from .radius_selection import AutoRadius
 from .release import Calibration, PrivateRelease, ReleaseWarning, Statistic, _warn, check_round_to, output_grid, release_statistic
 from .samplers import sample_radius_concave_volume
 from .spd_sampler import SPDLogEigenSampler, _log_sinhc
@@ -342,6 +341,8 @@ class FrechetMedian(Statistic):
 
     name: str = "frechet_median"
     mechanisms: tuple[str, ...] = ("kng",)
+    radius_auto: bool = False
+    cli_name: str = "median"
 
     def stages(self, manifold: Manifold, p: PublicParams, radius: float, epsilon: float,
                round_to: float | str | None, warn: bool = True) -> tuple[Calibration, float | None]:
@@ -437,7 +438,5 @@ def private_frechet_median(X: ArrayLike, manifold: Manifold, *, center: ArrayLik
     >>> bool(S.dist(S.origin, rel.point) <= 0.5), rel.certificate.statistic
     (True, 'frechet_median')
     """
-    if isinstance(radius, (str, AutoRadius)):
-        raise ValueError(f"radius must be a number for the median, got {radius!r}")
     return release_statistic(FRECHET_MEDIAN, X, manifold, center=center, radius=radius, epsilon=epsilon,
                              mechanism="kng", round_to=round_to, accountant=accountant, rng=rng, strict=strict)

@@ -584,8 +584,12 @@ class Statistic(ABC):
 
     ``name`` is the certificate's ``statistic``; ``mechanisms`` the names of
     ``privacy.mechanism_specs.MECHANISMS`` it may be released with (``check_public`` refuses the
-    others); ``auto_mechanism`` whether ``mechanism="auto"`` may choose among them and
-    ``private_ball`` whether ``center="auto"`` is offered; ``scale_power`` how the statistic's
+    others); ``auto_mechanism`` whether ``mechanism="auto"`` may choose among them,
+    ``private_ball`` whether ``center="auto"`` is offered and ``radius_auto`` whether
+    ``radius="auto"`` is; ``options`` which of the release's other options it reads (``delta``,
+    ``bound``, ``calibration``, ``restrict``: the command line refuses the others by name);
+    ``cli_name`` its name for ``manifold-dp release --statistic`` (``""``: not offered there);
+    ``scale_power`` how the statistic's
     range grows with the radius (``r`` for a point, ``r²`` for the variance: ``radius="auto"``
     compares the noise per unit of it). Every method reads public values only, except
     ``compute``, which reads the prepared records after the charge."""
@@ -594,6 +598,9 @@ class Statistic(ABC):
     mechanisms: tuple[str, ...] = ("laplace",)
     auto_mechanism: bool = False
     private_ball: bool = False
+    radius_auto: bool = True
+    options: tuple[str, ...] = ()
+    cli_name: str = ""
     scale_power: float = 1.0
 
     @abstractmethod
@@ -719,6 +726,8 @@ def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, ce
     """Stages 1–4 of a release of ``statistic`` without the draw; the accountant is charged once.
     With ``radius="auto"`` an ``AutoPlan``; with ``center="auto"`` (where the statistic offers it)
     a ``privacy.private_ball.BallPlan``."""
+    if not statistic.radius_auto and (isinstance(radius, (str, AutoRadius))):
+        raise ValueError(f"radius must be a number for {statistic.name}, got {radius!r}")
     if statistic.private_ball and _private_ball.auto_center(center) is not None:
         return _private_ball.plan_private_ball(
             X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
