@@ -73,6 +73,10 @@ MUTATIONS = {
                                                     "np.isfinite(np.asarray(X, float).reshape(n, -1)), axis=1).sum()),",
                                                     "radius='auto' with mechanism='auto': the choice reads how many "
                                                     "records are finite"),
+    "mean-sensitivity-flat-on-curved": ("privacy/sensitivity.py", "return 2.0 * radius * L / (n * h)",
+                                        "return 2.0 * radius / n",
+                                        "the Laplace mean's sensitivity without its curvature factor L/h (the flat 2r/n "
+                                        "on a sphere)"),
     "sphere-injectivity-radius-doubled": ("manifolds/sphere.py",
                                           "    injectivity_radius = property(lambda self: np.pi * self.radius)",
                                           "    injectivity_radius = property(lambda self: 2 * np.pi * self.radius)",

@@ -71,6 +71,7 @@ def test_geodesics_minimise_up_to_the_declared_injectivity_radius_and_log_stays_
     d, w = manifold.dist(x, Z), manifold.log(x, Z)
     assert np.allclose(manifold.norm(x, w), d, rtol=1e-6, atol=1e-9)
     assert np.all(d <= inj * (1 + 1e-9) + 1e-9)
+    assert np.allclose(manifold.dist(manifold.exp(x, w), Z), 0.0, atol=1e-7)  # and points the right way
 
 
 def test_random_unit_tangent_has_unit_norm(manifold):

@@ -57,17 +57,24 @@ def test_a_hostile_neighbour_has_the_same_outcome_and_charge(name, space, kind):
 @pytest.mark.parametrize("space", sorted(SPACES))
 def test_the_value_moves_by_at_most_its_sensitivity(name, space):
     """Where the mechanism's law is drawn around the statistic's value (``perturbs == "footpoint"``),
-    that value moves by at most the calibrated sensitivity between neighbours — every record at one
-    point of the ball's boundary, against one of them at the opposite side, at the centre, or
-    hostile. A statistic whose declared sensitivity is too small fails here by its registry line
+    that value moves by at most the calibrated sensitivity between near-worst-case neighbours —
+    every record at one point of the ball's boundary, against one of them at the opposite side, at
+    the centre, or hostile; records spread across the ball, one moved across it at right angles
+    (where the curvature factor shows). A statistic whose declared sensitivity is too small fails here by its registry line
     alone (the law drawn around another field, as KNG's, is checked with its mechanism)."""
     statistic, m = STATISTICS[name], SPACES[space]
     mechanism = statistic.mechanisms[0]
     radius = 0.5
-    u = m.random_unit_tangent(m.origin, rng=2)
+    u, w = m.random_unit_tangent(m.origin, size=2, rng=2)
+    u = u - m.inner(m.origin, u, w) * w
+    u = u / m.norm(m.origin, u)  # orthogonal to w
     X = np.stack([m.exp(m.origin, radius * u)] * 25)  # every record at one point of the boundary
     neighbours = [np.concatenate([[m.exp(m.origin, -radius * u)], X[1:]]), np.concatenate([[m.origin], X[1:]])]
     neighbours += [_hostile(m, X, kind) for kind in ("nan", "huge", "off", "far")]
+    # records spread across the ball, one moved across it at right angles: on a curved space the mean
+    # then moves by more than the flat 2r/n (the curvature factor of the bound)
+    spread = np.stack([m.exp(m.origin, radius * w)] * 12 + [m.exp(m.origin, -radius * w)] * 12 + [m.exp(m.origin, radius * u)])
+    spread_neighbour = np.concatenate([spread[:-1], [m.exp(m.origin, -radius * u)]])
 
     def plan(records):
         with warnings.catch_warnings():
@@ -76,12 +83,12 @@ def test_the_value_moves_by_at_most_its_sensitivity(name, space):
                                   mechanism=mechanism)
 
     base = plan(X)
-    for Y in neighbours:
-        other = plan(Y)
-        moved = float(base.manifold.dist(base._statistic, other._statistic))
-        assert moved <= base.calibration.sensitivity, (moved, base.calibration.sensitivity)
-    swap = float(base.manifold.dist(base._statistic, plan(neighbours[0])._statistic))
-    assert swap > 0.5 * base.calibration.sensitivity  # the neighbours come near the bound: halving it would fail
+    pairs = [(base, plan(Y)) for Y in neighbours] + [(plan(spread), plan(spread_neighbour))]
+    moved = [float(a.manifold.dist(a._statistic, b._statistic)) for a, b in pairs]
+    assert all(d <= base.calibration.sensitivity for d in moved), (moved, base.calibration.sensitivity)
+    assert max(moved) > 0.5 * base.calibration.sensitivity  # near the bound: halving it fails
+    if statistic.scale_power == 1 and m.curvature_bounds[1] > 0:  # and past the flat 2r/n where curvature is positive
+        assert moved[-1] > 2.0 * radius / len(X)
 
 
 @pytest.mark.parametrize("name", sorted(STATISTICS))

@@ -357,3 +357,17 @@ def test_high_dimension_warns_before_the_sampler_runs():
             private_frechet_median(X, M, center=M.origin, radius=0.5, epsilon=1.0, rng=1)
         said = [w for w in caught if issubclass(w.category, ReleaseWarning) and "may run from seconds to hours" in str(w.message)]
         assert bool(said) == expected
+
+
+def test_the_median_refuses_a_private_radius_before_anything_is_charged():
+    """The median offers no private radius: ``radius="auto"`` and an ``AutoRadius`` are refused by
+    the pipeline, naming the radius, and the accountant is untouched."""
+    from manifold_dp import AutoRadius, PrivacyAccountant, Sphere, private_frechet_median
+
+    S = Sphere(2)
+    X = S.random_point(S.origin, 0.3, size=50, rng=0)
+    for radius in ("auto", AutoRadius(), AutoRadius(quantile=0.5)):
+        acc = PrivacyAccountant(10.0)
+        with pytest.raises(ValueError, match="radius must be a number for frechet_median"):
+            private_frechet_median(X, S, center=S.origin, radius=radius, epsilon=1.0, accountant=acc)
+        assert acc.spent() == (0.0, 0.0)

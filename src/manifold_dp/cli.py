@@ -148,6 +148,10 @@ def _tangent_pca_text(args: argparse.Namespace, records: Any, manifold: Manifold
     return json.dumps({**out, "certificate": rel.certificate.to_dict()}, indent=2)
 
 
+def _mechanism_list(names: Sequence[str]) -> str:
+    return "every mechanism" if tuple(names) == tuple(MECHANISMS) else ", ".join(names)
+
+
 def _jsonable(values: Any) -> Any:
     """An array as nested lists; a complex one (Kendall tangent vectors) as ``{"real", "imag"}``."""
     v = np.asarray(values)
@@ -634,10 +638,10 @@ def _release_arguments(r: argparse.ArgumentParser) -> None:
                    "subtract the noise (default: fresh OS entropy)")
     r.add_argument("--output", help="write the JSON to this file, whole or not at all (default: stdout)")
     r.add_argument("--statistic", default="mean", choices=STATISTIC_CHOICES,
-                   help="what to release: the Fréchet 'mean' (every mechanism), 'variance' (Laplace on the real line), "
-                        "'median' (the K-norm gradient mechanism) or 'tangent-pca' (a private mean, then the principal "
-                        "directions of the records' tangent vectors at it; needs --delta and --components). See "
-                        "docs/statistics.md and docs/pipelines.md")
+                   help="what to release: " + ", ".join(f"'{name}' ({s.name}: {_mechanism_list(s.mechanisms)})"
+                                                      for name, s in STATISTIC_BY_CLI_NAME.items())
+                        + " or 'tangent-pca' (a private mean, then the principal directions of the records' tangent "
+                        "vectors at it; needs --delta and --components). See docs/statistics.md and docs/pipelines.md")
     r.add_argument("--components", type=_integer_at_least(1), metavar="K",
                    help="--statistic tangent-pca: how many principal directions to release")
     r.add_argument("--format", default="json", choices=("json", "summary"),

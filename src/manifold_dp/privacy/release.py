@@ -727,7 +727,9 @@ def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, ce
     With ``radius="auto"`` an ``AutoPlan``; with ``center="auto"`` (where the statistic offers it)
     a ``privacy.private_ball.BallPlan``."""
     if not statistic.radius_auto and (isinstance(radius, (str, AutoRadius))):
-        raise ValueError(f"radius must be a number for {statistic.name}, got {radius!r}")
+        raise ValueError(f"radius must be a number for {statistic.name} (it offers no private radius), got {radius!r}: "
+                         "give a public radius, or choose one with the mean's radius='auto' and reuse it (the two "
+                         "epsilons add up)")
     if statistic.private_ball and _private_ball.auto_center(center) is not None:
         return _private_ball.plan_private_ball(
             X, manifold, center=center, radius=radius, epsilon=epsilon, delta=delta, mechanism=mechanism, bound=bound,
