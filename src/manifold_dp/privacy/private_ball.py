@@ -213,6 +213,15 @@ def fallback_index(manifold: Manifold, radii: Sequence[float], calibrations: Seq
     return useful[-1] if useful else 0
 
 
+def _fallback(manifold: Manifold, radii: Sequence[float],
+              calibrations: Sequence[tuple[Calibration, float | None]]) -> tuple[int, float]:
+    """``fallback_index`` of the candidates and the expected noise distance of its release."""
+    from .release import expected_noise_distance
+
+    j = fallback_index(manifold, radii, [cal[0] for cal in calibrations])
+    return j, float(expected_noise_distance(manifold, calibrations[j][0].measurement))
+
+
 def ball_log_weights(utility: ArrayLike, epsilon: float) -> FloatArray:
     """``ε·u/2 − SMALLER_RADIUS_TILT·j/(G − 1)``: the exponential mechanism for a utility of
     sensitivity 1 (ε-DP, McSherry & Talwar 2007, Thm 6) with a public base measure
@@ -287,6 +296,15 @@ def _release_delta(delta: float, others: list[float]) -> float:
     return rest
 
 
+def _budget_release_delta(delta: float, budget: _StageBudget) -> float:
+    """The release's δ under ``budget``'s Gaussian stages: what the centre (``δ/k``), the rounds in
+    the shared budget and the searches leave of ``delta`` (``_release_delta``)."""
+    first = gaussian_stage_delta(delta, budget.gaussian_stages)
+    _, radius, recentre, _ = budget.shares
+    return _release_delta(delta, [first] + [first if budget.composed else 0.0] * len(recentre)
+                          + ([first] * len(radius) if budget.searched else []))
+
+
 def gaussian_stage_delta(delta: float, stages: int) -> float:
     """Each Gaussian stage's δ when ``stages`` of them share the budget (the release takes what
     the others leave, ``δ − (k − 1)·δ/k``, within an ulp of it)."""
@@ -341,8 +359,8 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         if gaussian_composed else ()
     radius_multipliers = (budget.search_multiplier,) * len(radius_shares) if searched else ()
     steps = _selection.search_steps(len(grid))  # K of every search (a round's grid has as many candidates)
-    p_final = dataclasses.replace(p, delta=_release_delta(cast(float, p.delta), [delta_first] + [round_delta] * len(
-        recentre_shares) + [radius_delta] * len(radius_multipliers)) if gaussian else p.delta, center=fs_probe.reference)
+    p_final = dataclasses.replace(p, delta=_budget_release_delta(cast(float, p.delta), budget) if gaussian else p.delta,
+                                  center=fs_probe.reference)
     stage = first_stage(manifold, n, centre_share * eps, delta_first or None, ac.bound, calibration)
     if stage.swamped:  # public values only, before any record is read
         rel._warn(f"center='auto' at n={n}, epsilon={eps:g}: the rough centre's expected error E1 = "
@@ -355,10 +373,10 @@ def plan_private_ball(X: Any, manifold: Manifold, *, center: Any, radius: Any, e
         raise ValueError(f"center='auto': none of the {len(grid)} candidate radii passes the public checks on {manifold!r} "
                          f"at n={n}, epsilon={eps:g}; give a radius or a larger epsilon or n")
     if not reliable:
-        j = fallback_index(manifold, kept, [cal[0] for cal in kept_cals])
+        j, noise = _fallback(manifold, kept, kept_cals)
         kept, kept_cals = kept[j:j + 1], kept_cals[j:j + 1]
         if radius_private:  # public values only, before any record is read
-            useful = rel.expected_noise_distance(manifold, kept_cals[0][0].measurement) <= kept[0]
+            useful = noise <= kept[0]
             why = ("the largest candidate whose release is not mostly noise" if useful else
                    "the smallest candidate: at this n·epsilon every candidate's release is mostly noise, and a small "
                    "ball keeps the release near the private centre")
@@ -814,16 +832,13 @@ def expected_fallback(manifold: Manifold, *, n: int, epsilon: float, delta: floa
     if budget.reliable:
         return None
     shares = budget.shares
-    stage_delta = gaussian_stage_delta(cast(float, delta), budget.gaussian_stages) if gaussian else 0.0
-    rounds = len(shares[2]) if budget.composed else 0
-    release_delta = _release_delta(cast(float, delta), [stage_delta] * (1 + rounds)) if gaussian else delta
+    release_delta = _budget_release_delta(cast(float, delta), budget) if gaussian else delta
     p = PublicParams(n=int(n), center=probe.reference, radius=None, epsilon=epsilon, delta=release_delta,
                      mechanism=mechanism, bound=bound, calibration=calibration, restrict=bool(restrict))
     kept, cals = _candidates(manifold, p, grid, shares[3] * epsilon, "auto")
     if not kept:
         return None
-    j = fallback_index(manifold, kept, [cal[0] for cal in cals])
-    noise = float(rel.expected_noise_distance(manifold, cals[j][0].measurement))
+    j, noise = _fallback(manifold, kept, cals)
     centre = _expectation(manifold, ac, budget, n, epsilon, delta if gaussian else None, calibration).centre_error
     return FallbackRelease(kept[j], noise, noise <= kept[j], centre)
 

@@ -355,8 +355,7 @@ def prepare_records(manifold: Manifold, X: ArrayLike, center: Array, radius: flo
     total = n if total is None else int(total)
     shape = ((n if keep else 0),) + tuple(manifold.point_shape)
     out = np.empty(shape, dtype=manifold.dtype, order=manifold.records_order)
-    rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
-    rows = manifold.prepare_rows(rows, total, log_mean)  # the release's n (public): a Dask block's passes as in memory
+    rows = _prepare_rows(manifold, X, total, log_mean)  # the release's n (public): a Dask block's passes as in memory
     log_sum: Any
     start_stats: Any
     log_sum, non_finite, off_manifold, clipped = 0.0, 0, 0, 0
@@ -376,6 +375,13 @@ def prepare_records(manifold: Manifold, X: ArrayLike, center: Array, radius: flo
         bad, off, moved_here = _block_counts(finite, ok, moved, min(rows, n - start))
         non_finite, off_manifold, clipped = non_finite + bad, off_manifold + off, clipped + moved_here
     return PreparedRecords(out, center, log_sum, start_stats, radius), RecordCounts(int(n), non_finite, off_manifold, clipped)
+
+
+def _prepare_rows(manifold: Manifold, X: Array, total: int, log_mean: bool) -> int:
+    """Records per block of ``prepare_records`` (and of ``record_distances``' fused pass): blocks
+    of ``PREPARE_BLOCK`` entries, at least ``PREPARE_MIN_ROWS`` records, as the space adjusts them."""
+    rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
+    return manifold.prepare_rows(rows, total, log_mean)
 
 
 def _block_counts(finite: Any, ok: Any, moved: Any, m: int) -> tuple[int, int, int]:
@@ -433,8 +439,7 @@ def record_distances(manifold: Manifold, X: ArrayLike, center: Array, cap: float
     every candidate either way."""
     if cap is not None:
         X = np.asarray(X)
-        rows = max(PREPARE_MIN_ROWS, PREPARE_BLOCK // max(1, int(np.prod(X.shape[1:], dtype=np.int64))))
-        rows = manifold.prepare_rows(rows, len(X), False)  # the blocks prepare_records takes
+        rows = _prepare_rows(manifold, X, len(X), False)  # the blocks prepare_records takes
         parts = [manifold.prepared_distances(X[s:s + rows], center, cap) for s in range(0, len(X), rows)]
         if parts and all(p is not None for p in parts):
             return cast(FloatArray, np.concatenate(cast(list[FloatArray], parts)).astype(float, copy=False))
@@ -726,7 +731,7 @@ def plan_statistic(statistic: Statistic, X: ArrayLike, manifold: Manifold, *, ce
     """Stages 1–4 of a release of ``statistic`` without the draw; the accountant is charged once.
     With ``radius="auto"`` an ``AutoPlan``; with ``center="auto"`` (where the statistic offers it)
     a ``privacy.private_ball.BallPlan``."""
-    if not statistic.radius_auto and (isinstance(radius, (str, AutoRadius))):
+    if not statistic.radius_auto and isinstance(radius, (str, AutoRadius)):
         raise ValueError(f"radius must be a number for {statistic.name} (it offers no private radius), got {radius!r}: "
                          "give a public radius, or choose one with the mean's radius='auto' and reuse it (the two "
                          "epsilons add up)")
