@@ -217,13 +217,24 @@ def dask_persisted(tab, quick, rng, out):
             floor, 2, "the in-memory release of the same records", ratio)
 
 
+def _peak(fn):
+    """Peak traced memory of one call of ``fn``, in bytes."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def auto_radius_spd(tab, quick, rng, out):
-    """``radius="auto"`` on SPD-LE(16) (n = 1,000) and SPD-AI(28) (n = 300), warm (the public set-up of
-    every candidate computed once by an earlier call), against the release with the radius it chose
-    given explicitly."""
+    """``radius="auto"`` on SPD-LE(16) (n = 1,000), SPD-AI(16) (n = 1,000) and SPD-AI(28) (n = 300),
+    warm (the public set-up of every candidate computed once by an earlier call), against the release
+    with the radius it chose given explicitly: time, and peak memory against the data's size."""
     from manifold_dp import SPDLogEuclidean
 
     for key, name, m, n in (("auto_le16", "SPD-LE(16)", SPDLogEuclidean(16), 1000),
+                            ("auto_ai16", "SPD-AI(16)", SPDAffineInvariant(16), 1000),
                             ("auto_ai28", "SPD-AI(28)", SPDAffineInvariant(28), 300)):
         k = m.k
         X = eigen_spd(n, k, r=0.3, rng=rng)
@@ -234,6 +245,11 @@ def auto_radius_spd(tab, quick, rng, out):
         ours, floor, ratio, _ = _paired(auto, explicit, 3 if quick else 9, floor_threads=False)
         _row_to(tab, out, key, f"{name} `radius=\"auto\"`, n = {n:,}, "
                 f"warm", ours, floor, 2, f"the release at the radius it chose ({r:.3g}), given explicitly", ratio)
+        peak, base = _peak(auto), _peak(explicit)
+        out[key + "_memory"] = peak / X.nbytes
+        tab.add(SECTION, f"peak memory, {name} `radius=\"auto\"`, n = {n:,}",
+                f"{peak / 2**20:.1f} MiB (explicit radius {base / 2**20:.1f} MiB) vs {X.nbytes / 2**20:.1f} MiB of data",
+                f"**{peak / X.nbytes:.2f}×** the data (no target)")
 
 
 ROWS = {"hyperbolic": hyperbolic, "kng": kng_sphere, "spd-ai-50": spd_ai_large, "first-call": first_calls,
