@@ -182,6 +182,24 @@ def test_polar_sampler_matches_the_kng_density_on_spd():
         assert stats.kstest(sample, lambda s, g=grid, f=cdf: np.interp(s, g, f)).pvalue > ALPHA
 
 
+def test_one_draw_at_a_low_acceptance_proposes_about_what_it_needs(monkeypatch):
+    """Before the first acceptance the batches grow fourfold from 8, so one draw at an acceptance
+    near 1 % (SPD-AI(3), n = 300) proposes a few hundred points, not a block of thousands, each
+    of which costs a pass over the records."""
+    m = SPDAffineInvariant(3)
+    X = _in_ball(m, 300, 0.8, 0.3, np.random.default_rng(0))
+    law = median_measurement(m, 300, 1.0, center=m.origin, radius=0.8).law
+    mu = weiszfeld_median(m, X, m.origin)
+    batches: list[int] = []
+    propose = type(law)._propose
+    monkeypatch.setattr(type(law), "_propose", lambda self, *a: (batches.append(a[3]), propose(self, *a))[1])
+    for seed in range(3):
+        batches.clear()
+        _, rate = law.sample_with_stats(X, mu, rng=np.random.default_rng(seed))
+        assert rate < 0.05  # the case this is about
+        assert batches == [8 * 4**i for i in range(len(batches))] and sum(batches) <= 8 + 32 + 128 + 512 + 2048
+
+
 def _outcome(X, m, **kwargs):
     """What a release shows anyone: its class (value type or error and message) and its public warnings."""
     with warnings.catch_warnings(record=True) as caught:
@@ -347,16 +365,17 @@ def test_a_radius_just_below_the_limit_releases_for_every_neighbour():
 
 
 def test_high_dimension_warns_before_the_sampler_runs():
-    """From dimension 12 on, a public ReleaseWarning says the exact sampler may run very long (its
-    acceptance falls about exponentially with the dimension); below, none."""
-    for d, expected in ((11, False), (12, True)):
-        M = Sphere(d)
+    """From dimension 12 on (affine-invariant SPD: from 10, k = 4), a public ReleaseWarning says the
+    exact sampler may run very long (its acceptance falls about exponentially with the dimension);
+    below, none. Said while planning, before any record is read."""
+    for M, expected in ((Sphere(11), False), (Sphere(12), True), (SPDAffineInvariant(3), False),
+                        (SPDAffineInvariant(4), True), (SPDLogEuclidean(4), False)):
         X = M.random_point(M.origin, 0.2, size=60, rng=np.random.default_rng(0))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            private_frechet_median(X, M, center=M.origin, radius=0.5, epsilon=1.0, rng=1)
+            plan_statistic(FRECHET_MEDIAN, X, M, center=M.origin, radius=0.5, epsilon=1.0, mechanism="kng")
         said = [w for w in caught if issubclass(w.category, ReleaseWarning) and "may run from seconds to hours" in str(w.message)]
-        assert bool(said) == expected
+        assert bool(said) == expected, M
 
 
 def test_the_median_refuses_a_private_radius_before_anything_is_charged():
