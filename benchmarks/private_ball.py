@@ -19,9 +19,9 @@ default 1e-6) or ``auto``: both releases with ``mechanism="auto"`` and ``delta``
 gets: ``center="auto"`` compares the whole pipelines (``planning.choose_ball_mechanism``), the oracle
 ball the releases at its own centre and radius (``planning.choose_mechanism``, every mechanism).
 A space where a named mechanism does not run with ``center="auto"`` gets an n/a row.
-The table gives the median error over seeds and their ratio (and, off the default, the mechanism
-used). Writes markdown to stdout (``--output FILE`` also writes it there). Uses every core
-(``--jobs``).
+The table gives the median error over seeds and their ratio, with a 95 % paired bootstrap interval
+over the seeds (and, off the default, the mechanism used). Writes markdown to stdout (``--output FILE``
+also writes it there). Uses every core (``--jobs``).
 
     python benchmarks/private_ball.py --mechanism auto --delta 1e-6 --n 300 1000 --eps 1
 """
@@ -80,7 +80,7 @@ def one_case(args):
                 options = {"mechanism": "auto", "delta": delta}
             else:
                 if not supports(M, mechanism) or mechanism in UNSUPPORTED_MECHANISMS:
-                    return name, n, eps, float("nan"), float("nan"), float("nan"), time.time() - start, ()
+                    return name, n, eps, float("nan"), float("nan"), float("nan"), time.time() - start, (), (np.nan,) * 2
                 options = {"mechanism": mechanism, "delta": delta if mechanism in GAUSSIAN_MECHANISMS else None}
             a = private_frechet_mean(X, M, center=AutoCenter(rounds=rounds), radius="auto", epsilon=eps,
                                      rng=np.random.default_rng(key + [0]), **options)
@@ -97,7 +97,16 @@ def one_case(args):
         plan = expected_auto_ball(M, n=n, epsilon=eps, delta=delta if gaussian else None, gaussian=gaussian)
         predicted = plan.ratio(spread)
     return (name, n, eps, float(np.median(auto)), float(np.median(oracle)), predicted, time.time() - start,
-            tuple(dict.fromkeys(used)))
+            tuple(dict.fromkeys(used)), ratio_interval(auto, oracle))
+
+
+def ratio_interval(auto, oracle, level=0.95, resamples=4000):
+    """A paired bootstrap interval of the ratio of median errors: the seeds resampled with
+    replacement (the same seeds for both releases, which share each seed's records), fixed stream."""
+    auto, oracle = np.asarray(auto), np.asarray(oracle)
+    idx = np.random.default_rng(0).integers(0, len(auto), size=(resamples, len(auto)))
+    ratios = np.median(auto[idx], axis=1) / np.median(oracle[idx], axis=1)
+    return tuple(float(q) for q in np.quantile(ratios, [(1 - level) / 2, (1 + level) / 2]))
 
 
 def _predicted_auto(M, n, eps, delta, rounds, spread):
@@ -246,11 +255,11 @@ def main(argv=None):
 def _case_table(rows, mechanism):
     """The markdown rows of ``one_case``'s results; off the default, a last column names the
     mechanism used (n/a: none of ``mechanism`` runs on the space with ``center="auto"``)."""
-    head = ("| space | n | ε | median error, center=\"auto\" | median error, oracle ball | ratio | ratio predicted "
+    head = ("| space | n | ε | median error, center=\"auto\" | median error, oracle ball | ratio (95 % interval) | ratio predicted "
             "before the data (`plan`) |")
     if mechanism == "laplace":
         lines = [head, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        return lines + [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} |"
+        return lines + [f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {_ratio(r)} | {r[5]:.2f} |"
                         for r in rows]
     column = " mechanism (center=\"auto\" / oracle) |" if mechanism == "auto" else " mechanism |"
     lines = [head + column, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -258,9 +267,15 @@ def _case_table(rows, mechanism):
         if not r[7]:
             lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | n/a | n/a | n/a | n/a | does not run with center=\"auto\" |")
         else:
-            lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {r[3] / r[4]:.2f} | {r[5]:.2f} | "
+            lines.append(f"| {r[0]} | {r[1]} | {r[2]:g} | {r[3]:.4g} | {r[4]:.4g} | {_ratio(r)} | {r[5]:.2f} | "
                          f"{' / '.join(r[7])} |")
     return lines
+
+
+def _ratio(row):
+    """The ratio cell: the ratio of the median errors and its 95 % paired bootstrap interval."""
+    lo, hi = row[8]
+    return f"{row[3] / row[4]:.2f} ({lo:.2f}–{hi:.2f})"
 
 
 def _read_table(path):
@@ -271,7 +286,7 @@ def _read_table(path):
     for line in lines:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) in (7, 8) and cells[1].isdigit() and cells[5] != "n/a":
-            rows.append((cells[0], int(cells[1]), float(cells[2]), float(cells[5]), float(cells[6])))
+            rows.append((cells[0], int(cells[1]), float(cells[2]), float(cells[5].split()[0]), float(cells[6])))
     return rows
 
 
