@@ -23,7 +23,7 @@ from manifold_dp import Euclidean, Hyperbolic, SPDAffineInvariant, Sphere, priva
 from manifold_dp.data import eigen_spd, sphere_cap
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _floor import _paired, _seconds
+from _floor import _paired, _peak, _seconds
 
 __all__ = ["ROWS", "bench_paths"]
 
@@ -215,16 +215,6 @@ def dask_persisted(tab, quick, rng, out):
                                         1 if quick else 3, floor_threads=False)
     _row_to(tab, out, "dask_s2", f"Dask S² `private_frechet_mean` on persisted data, n = {n:,}, 2 workers × 1 thread", ours,
             floor, 2, "the in-memory release of the same records", ratio)
-
-
-def _peak(fn):
-    """Peak traced memory of one call of ``fn``, in bytes."""
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def auto_radius_spd(tab, quick, rng, out):
