@@ -1,6 +1,6 @@
 """Seeded releases are bit-identical to stored outputs.
 
-Every mechanism on every space that supports it, the variance, tangent PCA, ``radius="auto"``,
+Every mechanism on every space that supports it, the variance, the median, tangent PCA, ``radius="auto"``,
 ``center="auto"`` and ``mechanism="auto"``: the released values, the noise scale, the sensitivity
 and the mechanism chosen, in ``float.hex``, or the refusal's type and message. A change to how a
 release is organised must leave these unchanged; a change that is meant to alter a release
@@ -85,6 +85,8 @@ def _cases() -> dict[str, Any]:
             md.private_frechet_mean(X, M, center="auto", epsilon=2.0, delta=1e-6, mechanism="auto", rng=7))
         cases[f"{key}/variance"] = lambda M=M, X=X, c=c, r=r: {"value": _hex(
             md.private_frechet_variance(X, M, center=c, radius=r, epsilon=1.0, rng=8).point)}
+        cases[f"{key}/median"] = lambda M=M, X=X, c=c, r=r: {"value": _hex(
+            md.private_frechet_median(X, M, center=c, radius=r, epsilon=1.0, rng=10).point)}
         cases[f"{key}/tangent_pca"] = lambda M=M, X=X, c=c, r=r: (lambda rel: {
             "mean": _hex(rel.mean), "components": _hex(rel.components)})(
             private_tangent_pca(X, M, center=c, radius=r, epsilon=1.0, delta=1e-6, n_components=1,
